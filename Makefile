@@ -1,0 +1,47 @@
+# The two commands of the README:
+#   make book   - set everything up, execute every notebook, write _build/html
+#   make test   - set everything up, run lint, unit tests, nbval on every notebook, the -W site
+#                 build (rendering the outputs nbval just verified) and the browser check
+# Everything else here is a step of those two.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+JB_FLAGS := -W -n --keep-going --all
+
+.PHONY: book test setup lint unit notebooks site-check pdf clean
+
+$(STAMP): requirements.txt pyproject.toml package.json package-lock.json
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" > /dev/null
+	npm ci --no-audit --no-fund --silent
+	rm -rf _mathjax && mkdir -p _mathjax && cp -r node_modules/mathjax/es5 _mathjax/mathjax
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build $(JB_FLAGS) .
+
+lint: $(STAMP)
+	$(BIN)/ruff check lsa_lib tests benchmarks tools book
+	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+# The test build renders the outputs stored in the notebooks (which nbval has just checked
+# against a fresh execution) instead of executing everything a second time.
+site-check: $(STAMP)
+	mkdir -p _build
+	sed 's/execute_notebooks: force/execute_notebooks: "off"/' _config.yml > _build/_config_noexec.yml
+	$(BIN)/jupyter-book build $(JB_FLAGS) --config _build/_config_noexec.yml .
+
+test: lint unit site-check
+
+clean:
+	rm -rf _build
