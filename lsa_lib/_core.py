@@ -30,6 +30,8 @@ __all__ = [
     "layer_shapes",
     "random_layers",
     "parameter_count",
+    "flatten_layers",
+    "unflatten_layers",
 ]
 
 Layer = tuple[Any, Any, Any]
@@ -275,3 +277,59 @@ def random_layers(
         tuple(gen.standard_normal(shape) for shape in shapes)  # type: ignore[misc]
         for shapes in layer_shapes(widths, attn)
     ]
+
+
+def flatten_layers(layers: Sequence[Layer]) -> Any:
+    """Concatenate the weights into one parameter vector, in the book's fixed order.
+
+    The order is ``Q_1, K_1, V_1, Q_2, K_2, V_2, ...``, each matrix flattened row-major.
+    The dtype (float, integer) and the kind of array (numpy, torch) are kept.
+
+    Parameters
+    ----------
+    layers : sequence of (Q, K, V)
+
+    Returns
+    -------
+    array, shape=[P]
+        ``P = parameter_count(widths, attn)``.
+    """
+    mats = [m for layer in layers for m in layer]
+    if any(_is_torch(m) for m in mats):
+        return torch.cat([torch.as_tensor(m).reshape(-1) for m in mats])
+    return np.concatenate([np.asarray(m).reshape(-1) for m in mats])
+
+
+def unflatten_layers(vector: Any, widths: Sequence[int], attn: Sequence[int]) -> list[Layer]:
+    """Inverse of :func:`flatten_layers` for the architecture ``(widths, attn)``.
+
+    Parameters
+    ----------
+    vector : array, shape=[P]
+        A parameter vector (numpy or torch); also accepted with leading batch axes
+        ``(..., P)``.
+    widths, attn : sequence of int
+        The architecture.
+
+    Returns
+    -------
+    list of (Q, K, V)
+        Views into ``vector`` reshaped to ``(..., a_i, d_{i-1})`` and ``(..., d_i, d_{i-1})``.
+    """
+    shapes = layer_shapes(widths, attn)
+    P = sum(int(np.prod(s)) for layer in shapes for s in layer)
+    if vector.shape[-1] != P:
+        raise ValueError(
+            f"parameter vector has length {vector.shape[-1]}, but widths {tuple(widths)} and "
+            f"attn {tuple(attn)} need {P}"
+        )
+    lead = tuple(vector.shape[:-1])
+    out, pos = [], 0
+    for layer in shapes:
+        mats = []
+        for s in layer:
+            n = s[0] * s[1]
+            mats.append(vector[..., pos : pos + n].reshape(*lead, *s))
+            pos += n
+        out.append(tuple(mats))
+    return out
