@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JB_FLAGS := -W -n --keep-going --all
 
-.PHONY: book test setup lint unit notebooks site-check pdf clean
+.PHONY: book test setup lint unit site-check browser-check pdf clean
 
 $(STAMP): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
 # against a fresh execution) instead of executing everything a second time.
@@ -41,7 +41,10 @@ site-check: $(STAMP)
 	sed 's/execute_notebooks: force/execute_notebooks: "off"/' _config.yml > _build/_config_noexec.yml
 	$(BIN)/jupyter-book build $(JB_FLAGS) --config _build/_config_noexec.yml .
 
-test: lint unit site-check
+browser-check: $(STAMP)
+	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py
+
+test: lint unit site-check browser-check
 
 clean:
 	rm -rf _build

@@ -99,9 +99,7 @@ def as_array(x: Any, name: str, *, min_ndim: int = 2, like: Any = None) -> Any:
         shape = x.shape
         finite = bool(np.isfinite(x).all())
     if len(shape) < min_ndim:
-        raise ValueError(
-            f"{name} must have at least {min_ndim} dimensions, got shape {shape}"
-        )
+        raise ValueError(f"{name} must have at least {min_ndim} dimensions, got shape {shape}")
     if any(s == 0 for s in shape):
         raise ValueError(f"{name} has an empty size: shape {shape}")
     if not finite:
@@ -178,8 +176,10 @@ def check_layers(layers: Sequence[Layer], *, d: int | None = None, like: Any = N
         The checked layers.
     """
     if isinstance(layers, tuple) and len(layers) == 3 and not isinstance(layers[0], tuple):
-        if hasattr(layers[0], "shape") and len(getattr(layers[0], "shape")) == 2:
-            raise TypeError("layers must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]")
+        if hasattr(layers[0], "shape") and len(layers[0].shape) == 2:
+            raise TypeError(
+                "layers must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]"
+            )
     if not isinstance(layers, Sequence) or len(layers) == 0:
         raise ValueError("layers must be a non-empty list of (Q, K, V) triples")
     out = []
@@ -201,7 +201,9 @@ def _check_size(value: Any, name: str) -> int:
     return int(value)
 
 
-def check_architecture(widths: Sequence[int], attn: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def check_architecture(
+    widths: Sequence[int], attn: Sequence[int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Check an architecture ``widths = (d_0, ..., d_l)``, ``attn = (a_1, ..., a_l)``.
 
     Returns
