@@ -1,0 +1,384 @@
+"""Tests of lsa_lib.fibers (chapter "Single-layer fibers")."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsa_lib import random_layers
+from lsa_lib.fibers import (
+    DEFAULT_RTOL,
+    FiberDimension,
+    FunctionComparison,
+    fiber_dimension,
+    rank_one_factors,
+    rescaling_factor,
+    same_function,
+    scaling_fiber,
+    swap,
+)
+from lsa_lib.rank import RankAmbiguityError
+
+RNG = np.random.default_rng(12345)
+
+
+def _pair(d=3, d_out=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((d, d)), rng.standard_normal((d_out, d))
+
+
+def _rank_one_integer():
+    b, c = np.array([1, 2, 0]), np.array([0, 1, -1])
+    v, w = np.array([1, -1]), np.array([2, 0, 1])
+    return np.outer(b, c), np.outer(v, w), (b, c, v, w)
+
+
+# ------------------------------------------------------------------------------------------
+# same_function
+# ------------------------------------------------------------------------------------------
+
+
+def test_same_function_numeric_scaling_and_perturbation():
+    A, V = _pair()
+    res = same_function((A, V), (2.5 * A, V / 2.5))
+    assert isinstance(res, FunctionComparison)
+    assert res and res.same and res.method == "numeric"
+    assert res.rel_diff < 1e-14 and res.rtol == DEFAULT_RTOL and res.n_inputs == 16
+    off = same_function((A, V), (A + 1e-3, V))
+    assert not off and 1e-5 < off.rel_diff < 1e-1
+
+
+def test_same_function_qkv_equals_av():
+    ((Q, K, V),) = random_layers((3, 2), (2,), rng=1)
+    assert same_function((Q, K, V), (K.T @ Q, V))
+    G = np.array([[2.0, 1.0], [0.5, -1.0]])
+    assert same_function((Q, K, V), (G @ Q, np.linalg.inv(G).T @ K, V))
+    assert not same_function((Q, K, V), (Q, K, 2 * V))
+
+
+def test_same_function_t1_sees_only_symmetric_part():
+    A, V = _pair(seed=3)
+    S = np.array([[0.0, 1.0, -2.0], [-1.0, 0.0, 0.5], [2.0, -0.5, 0.0]])
+    assert same_function((A, V), (A + S, V), t=1)
+    assert not same_function((A, V), (A + S, V), t=2)
+    assert same_function((A, V), (A.T, V), t=1)
+    assert not same_function((A, V), (A.T, V), t=2)
+
+
+def test_same_function_symbolic_exact():
+    A, V, _ = _rank_one_integer()
+    res = same_function((A, V), (2 * A, sympy.Matrix(V) / 2), method="symbolic")
+    assert res.same and res.rel_diff == 0.0 and res.rtol is None and res.n_inputs is None
+    # an exact difference of 1/1000 in one entry is found
+    B = sympy.Matrix(A)
+    B[0, 0] += sympy.Rational(1, 1000)
+    res = same_function((A, V), (B, V), method="symbolic", t=2)
+    assert not res.same and res.rel_diff > 0
+    # fractions and floats (exact binary values) are accepted
+    Af = np.array([[Fraction(1, 2), 0], [0, 1]], dtype=object)
+    assert same_function((Af, np.eye(2)), (np.diag([0.5, 1.0]), np.eye(2)), method="symbolic")
+    assert not same_function(
+        (np.array([[0.1 * 3]]), [[1]]), (np.array([[0.3]]), [[1]]), method="symbolic"
+    )
+
+
+def test_same_function_symbolic_t1():
+    S = [[0, 1], [-1, 0]]
+    assert same_function(
+        ([[1, 0], [0, 2]], [[1, 1]]), ([[1, 1], [-1, 2]], [[1, 1]]), method="symbolic", t=1
+    )
+    assert not same_function(
+        ([[1, 0], [0, 2]], [[1, 1]]),
+        (np.add([[1, 0], [0, 2]], S), [[1, 1]]),
+        method="symbolic",
+        t=2,
+    )
+
+
+def test_same_function_zero_layers():
+    A, V = _pair()
+    assert same_function((np.zeros_like(A), V), (A, np.zeros_like(V)))
+    res = same_function((np.zeros_like(A), V), (A, np.zeros_like(V)), method="symbolic", t=2)
+    assert res.same and res.rel_diff == 0.0
+
+
+@pytest.mark.parametrize(
+    "layer_b, error",
+    [
+        ((np.eye(2), np.ones((2, 2))), ValueError),  # different d
+        ((np.eye(3), np.ones((3, 3))), ValueError),  # different d_out
+        ((np.ones((3, 2)), np.ones((2, 3))), ValueError),  # A not square
+        ((np.eye(3), np.ones((2, 4))), ValueError),  # V with wrong columns
+        ((np.ones((2, 3)), np.ones((1, 3)), np.ones((2, 3))), ValueError),  # Q, K mismatch
+        ((np.eye(3),), TypeError),  # neither (A, V) nor (Q, K, V)
+        ("layer", TypeError),
+        ((np.eye(3), "V"), TypeError),
+        ((np.eye(3), np.full((2, 3), np.nan)), ValueError),
+    ],
+)
+def test_same_function_bad_layers(layer_b, error):
+    A, V = _pair()
+    with pytest.raises(error):
+        same_function((A, V), layer_b)
+
+
+def test_same_function_bad_options():
+    A, V = _pair()
+    with pytest.raises(ValueError, match="method"):
+        same_function((A, V), (A, V), method="exact")
+    with pytest.raises(ValueError, match="t "):
+        same_function((A, V), (A, V), t=0)
+    with pytest.raises(ValueError, match="n_inputs"):
+        same_function((A, V), (A, V), n_inputs=0)
+    with pytest.raises(ValueError, match="rtol"):
+        same_function((A, V), (A, V), rtol=-1.0)
+    with pytest.raises(ValueError, match="symbolic"):
+        same_function((np.eye(7), np.eye(7)), (np.eye(7), np.eye(7)), method="symbolic", t=6)
+    with pytest.raises(TypeError):
+        same_function(
+            (sympy.Matrix([[sympy.Symbol("s")]]), [[1]]), ([[1]], [[1]]), method="symbolic"
+        )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    d=st.integers(1, 4),
+    d_out=st.integers(1, 3),
+    c=st.floats(0.1, 10.0) | st.floats(-10.0, -0.1),
+    seed=st.integers(0, 10_000),
+)
+def test_scaling_keeps_function_property(d, d_out, c, seed):
+    A, V = _pair(d, d_out, seed)
+    assert same_function((A, V), scaling_fiber(A, V, c), t=2)
+
+
+# ------------------------------------------------------------------------------------------
+# scaling_fiber
+# ------------------------------------------------------------------------------------------
+
+
+def test_scaling_fiber_float_and_exact():
+    A, V = _pair()
+    A2, V2 = scaling_fiber(A, V, -2)
+    np.testing.assert_allclose(A2, -2 * A)
+    np.testing.assert_allclose(V2, V / -2)
+    Ai, Vi, _ = _rank_one_integer()
+    Ae, Ve = scaling_fiber(Ai, Vi, 3)
+    assert isinstance(Ae, sympy.MatrixBase) and Ae == 3 * sympy.Matrix(Ai)
+    assert Ve == sympy.Matrix(Vi) / 3 and Ve[0, 0] == sympy.Rational(2, 3)
+    Ae, Ve = scaling_fiber(Ai, Vi, Fraction(1, 2))
+    assert Ve == 2 * sympy.Matrix(Vi)
+
+
+@pytest.mark.parametrize("c", [0, 0.0, sympy.Integer(0), Fraction(0)])
+def test_scaling_fiber_zero_c(c):
+    A, V = _pair()
+    with pytest.raises(ValueError, match="nonzero"):
+        scaling_fiber(A, V, c)
+
+
+def test_scaling_fiber_bad_input():
+    A, V = _pair()
+    with pytest.raises(ValueError, match="finite"):
+        scaling_fiber(A, V, np.inf)
+    with pytest.raises(TypeError):
+        scaling_fiber(A, V, "2")
+    with pytest.raises(TypeError):
+        scaling_fiber(A, V, True)
+    with pytest.raises(TypeError):
+        scaling_fiber(A, V, 1j)
+    with pytest.raises(ValueError, match="square"):
+        scaling_fiber(np.ones((2, 3)), V, 2.0)
+    with pytest.raises(ValueError, match="d_out, d"):
+        scaling_fiber(A, np.ones((2, 2)), 2.0)
+
+
+# ------------------------------------------------------------------------------------------
+# rank_one_factors and swap
+# ------------------------------------------------------------------------------------------
+
+
+def test_rank_one_factors_exact_integer():
+    A, V, (b, c, v, w) = _rank_one_integer()
+    u, z = rank_one_factors(A)
+    assert u * z.T == sympy.Matrix(A)
+    assert all(x.is_Integer for x in (*u, *z))
+    assert list(u) == list(b) and list(z) == list(c)
+    u, z = rank_one_factors(-3 * A)  # sign and content go to z
+    assert list(u) == list(b) and u * z.T == sympy.Matrix(-3 * A)
+
+
+def test_rank_one_factors_fraction_and_float():
+    M = np.array([[Fraction(1, 2), Fraction(1, 3)], [Fraction(1, 4), Fraction(1, 6)]], dtype=object)
+    u, z = rank_one_factors(M)
+    assert u * z.T == sympy.Matrix(M)
+    F = np.outer([1.0, -2.0, 0.5], [3.0, 1.0])
+    u, z = rank_one_factors(F)
+    np.testing.assert_allclose(np.outer(u, z), F, atol=1e-13)
+    assert np.isclose(np.linalg.norm(u), np.linalg.norm(z))
+
+
+@pytest.mark.parametrize(
+    "M, pattern",
+    [
+        (np.eye(2, dtype=int), "rank 1, but it has rank 2"),
+        (np.zeros((2, 2), dtype=int), "rank 1, but it has rank 0"),
+        (np.eye(2), "float rank is 2"),
+    ],
+)
+def test_rank_one_factors_wrong_rank(M, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        rank_one_factors(M)
+
+
+def test_rank_one_factors_ambiguous_float_rank():
+    M = np.diag(10.0 ** (-1.6 * np.arange(10)))  # drops of 40 only: no rank can be trusted
+    with pytest.raises(RankAmbiguityError):
+        rank_one_factors(M)
+
+
+def test_swap_exact_integer_pair():
+    A, V, (b, c, v, w) = _rank_one_integer()
+    A2, V2 = swap(A, V)
+    assert isinstance(A2, sympy.MatrixBase)
+    assert A2 == sympy.Matrix(np.outer(w, c)) and V2 == sympy.Matrix(np.outer(v, b))
+    assert same_function((A, V), (A2, V2), method="symbolic")
+    assert rescaling_factor((A, V), (A2, V2)) is None
+    # swapping twice comes back to the scaling line of (A, V)
+    A3, V3 = swap(A2, V2)
+    assert rescaling_factor((A, V), (A3, V3)) is not None
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), d=st.integers(2, 4), d_out=st.integers(1, 3))
+def test_swap_float_property(seed, d, d_out):
+    rng = np.random.default_rng(seed)
+    b, c, w = (rng.standard_normal(d) for _ in range(3))
+    v = rng.standard_normal(d_out)
+    A, V = np.outer(b, c), np.outer(v, w)
+    A2, V2 = swap(A, V)
+    assert same_function((A, V), (A2, V2), t=2)
+    assert rescaling_factor((A, V), (A2, V2)) is None  # b and w are not parallel
+
+
+def test_swap_parallel_factors_is_rescaling():
+    b = np.array([1, 2, 0])
+    A, V = np.outer(b, [0, 1, 1]), np.outer([1, 3], -2 * b)
+    A2, V2 = swap(A, V)
+    assert rescaling_factor((A, V), (A2, V2)) is not None
+
+
+def test_swap_not_rank_one():
+    A, V = _pair()
+    _, V1, _ = _rank_one_integer()
+    A1, _, _ = _rank_one_integer()
+    with pytest.raises(ValueError, match="A must have rank 1"):
+        swap(A, np.outer([1.0, 2.0], [1.0, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="V must have rank 1"):
+        swap(A1, np.ones((2, 3), dtype=int) + np.eye(2, 3, dtype=int))
+    with pytest.raises(ValueError, match="rank 0"):
+        swap(np.zeros((3, 3), dtype=int), V1)
+    with pytest.raises(ValueError, match="square"):
+        swap(np.ones((3, 2)), V1)
+    with pytest.raises(ValueError, match="d_out, d"):
+        swap(A1, np.ones((2, 2)))
+
+
+# ------------------------------------------------------------------------------------------
+# rescaling_factor
+# ------------------------------------------------------------------------------------------
+
+
+def test_rescaling_factor_float():
+    A, V = _pair()
+    c = rescaling_factor((A, V), scaling_fiber(A, V, -0.75))
+    assert c == pytest.approx(-0.75)
+    assert rescaling_factor((A, V), (A, 2 * V)) is None
+    assert rescaling_factor((A, V), (2 * A, 2 * V)) is None
+    assert rescaling_factor((A, V), (0 * A, V)) is None
+    Z = np.zeros_like(A)
+    assert rescaling_factor((Z, V), (Z, V / 4)) == pytest.approx(4.0)
+    assert rescaling_factor((Z, 0 * V), (Z, 0 * V)) == 1.0
+    assert rescaling_factor((Z, 0 * V), (Z, V)) is None
+
+
+def test_rescaling_factor_exact():
+    A, V, _ = _rank_one_integer()
+    assert rescaling_factor((A, V), scaling_fiber(A, V, Fraction(2, 3))) == sympy.Rational(2, 3)
+    assert rescaling_factor((A, V), (A, 2 * V)) is None
+    Z = np.zeros((3, 3), dtype=int)
+    assert rescaling_factor((Z, V), (Z, 3 * V)) == sympy.Rational(1, 3)
+    assert rescaling_factor((Z, V), (A, V)) is None
+    assert rescaling_factor((Z, 0 * V), (Z, 0 * V)) == 1
+
+
+def test_rescaling_factor_bad_input():
+    A, V = _pair()
+    with pytest.raises(TypeError):
+        rescaling_factor((A, V, V), (A, V))
+    with pytest.raises(ValueError, match="different shapes"):
+        rescaling_factor((A, V), (A, np.ones((3, 3))))
+    with pytest.raises(ValueError, match="square"):
+        rescaling_factor((np.ones((3, 2)), V), (A, V))
+
+
+# ------------------------------------------------------------------------------------------
+# fiber_dimension (uses the rank engine)
+# ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d, d_out, a", [(2, 2, 1), (2, 1, 2), (3, 2, 2), (3, 3, 3)])
+def test_fiber_dimension_generic(d, d_out, a):
+    ((Q, K, V),) = random_layers((d, d_out), (a,), rng=7)
+    fa = fiber_dimension(K.T @ Q, V)
+    assert isinstance(fa, FiberDimension)
+    assert fa.coordinates == "AV" and fa.t == 3 and fa.n_params == d * d + d_out * d
+    assert fa.dimension == 1 and fa.gap > 1e4 and fa.rank == fa.n_params - 1
+    fq = fiber_dimension(Q, K, V)
+    assert fq.coordinates == "QKV" and fq.n_params == 2 * a * d + d_out * d
+    assert fq.dimension == a * a + 1
+
+
+def test_fiber_dimension_coordinate_conversions():
+    ((Q, K, V),) = random_layers((3, 2), (2,), rng=3)
+    assert fiber_dimension(Q, K, V, coordinates="AV").dimension == 1
+    A = K.T @ Q  # rank 2
+    assert fiber_dimension(A, V, coordinates="QKV", a=2).dimension == 5
+    assert fiber_dimension(A, V, coordinates="QKV").n_params == 2 * 9 + 6  # a = d = 3
+    with pytest.raises(ValueError, match="rank 2"):
+        fiber_dimension(A, V, coordinates="QKV", a=1)
+    with pytest.raises(ValueError, match="at most d"):
+        fiber_dimension(A, V, coordinates="QKV", a=4)
+
+
+def test_fiber_dimension_zero_fiber_and_t1():
+    A, V = _pair(3, 2, seed=11)
+    assert fiber_dimension(np.zeros_like(A), V).dimension == 3 * 2
+    assert fiber_dimension(A, np.zeros_like(V)).dimension == 3 * 3
+    assert fiber_dimension(A, V, t=1).dimension == 1 + 3
+    assert fiber_dimension(A, V, t=2).dimension == 1
+
+
+def test_fiber_dimension_bad_input():
+    A, V = _pair()
+    with pytest.raises(TypeError):
+        fiber_dimension(A)
+    with pytest.raises(ValueError, match="coordinates"):
+        fiber_dimension(A, V, coordinates="XY")
+    with pytest.raises(ValueError, match="t "):
+        fiber_dimension(A, V, t=0)
+    with pytest.raises(ValueError, match="a is only"):
+        fiber_dimension(A, V, a=2)
+    with pytest.raises(ValueError, match="a must be"):
+        fiber_dimension(A, V, coordinates="QKV", a=0)
+    with pytest.raises(ValueError, match="a is read"):
+        fiber_dimension(A[:2], A[:2], V, a=2)
+    with pytest.raises(ValueError, match="same shape"):
+        fiber_dimension(A[:2], A[:1], V)
+    with pytest.raises(ValueError, match="d_out, d"):
+        fiber_dimension(A, np.ones((2, 2)))
