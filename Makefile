@@ -36,10 +36,18 @@ unit: $(STAMP)
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
 # against a fresh execution) instead of executing everything a second time.
-site-check: $(STAMP)
+NOEXEC := _build/_config_noexec.yml
+$(NOEXEC): _config.yml
 	mkdir -p _build
-	sed 's/execute_notebooks: force/execute_notebooks: "off"/' _config.yml > _build/_config_noexec.yml
-	$(BIN)/jupyter-book build $(JB_FLAGS) --config _build/_config_noexec.yml .
+	sed 's/execute_notebooks: force/execute_notebooks: "off"/' _config.yml > $@
+
+site-check: $(STAMP) $(NOEXEC)
+	$(BIN)/jupyter-book build $(JB_FLAGS) --config $(NOEXEC) .
+
+# The PDF renders the committed (nbval-verified) outputs; needs Debian's TeX (see README).
+pdf: $(STAMP) $(NOEXEC)
+	$(BIN)/jupyter-book build --all --builder pdflatex --config $(NOEXEC) .
+	@echo "PDF: _build/latex/book.pdf"
 
 browser-check: $(STAMP)
 	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py
