@@ -4,7 +4,7 @@ Usage: ``.venv/bin/python tools/run_notebook.py book/01_lightning_map.ipynb [...
 
 Cells are run in order in a fresh kernel whose working directory is the notebook's folder;
 execution counts are renumbered 1, 2, ...; timing metadata, widget state and kernel-specific
-metadata are dropped so the committed notebook only changes when its content does.
+metadata are dropped (cell ids are kept: they are stable) so the committed notebook only changes when its content does.
 """
 
 from __future__ import annotations
@@ -22,17 +22,11 @@ KEEP_CELL_METADATA = {"tags"}
 
 def clean(nb: nbformat.NotebookNode) -> None:
     """Drop volatile metadata in place."""
-    nb.metadata = nbformat.NotebookNode(
-        kernelspec=KERNELSPEC, language_info={"name": "python"}
-    )
+    nb.metadata = nbformat.NotebookNode(kernelspec=KERNELSPEC, language_info={"name": "python"})
     for cell in nb.cells:
         cell.metadata = nbformat.NotebookNode(
             {k: v for k, v in cell.metadata.items() if k in KEEP_CELL_METADATA}
         )
-        cell.pop("id", None)
-        if cell.cell_type == "code":
-            for out in cell.outputs:
-                out.pop("metadata", None) if out.get("output_type") == "stream" else None
 
 
 def run(path: Path, timeout: int = 900) -> float:
