@@ -168,3 +168,28 @@ def test_page(page_path, server, browser):
     problems += [f"unresolved citation {u}" for u in unresolved]
     context.close()
     assert not problems, f"{page_path}:\n" + "\n".join(sorted(set(problems)))
+
+
+def _repository() -> tuple[str, str]:
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    url = config["repository"]["url"].rstrip("/")
+    return url.split("github.com/")[1], config["repository"].get("branch", "main")
+
+
+@pytest.mark.parametrize(
+    "notebook", sorted(p.stem for p in (ROOT / "book").glob("*.ipynb")), ids=str
+)
+def test_launch_buttons_point_at_the_notebook(notebook):
+    """Binder and Colab buttons open this chapter's notebook in the configured repository."""
+    html_path = SITE / "book" / f"{notebook}.html"
+    if not html_path.exists():
+        pytest.fail(f"{html_path} was not built")
+    html = html_path.read_text()
+    repo, branch = _repository()
+    binder = f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=tree/book/{notebook}.ipynb"
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/book/{notebook}.ipynb"
+    assert f'href="{binder}"' in html, f"{notebook}: no Binder button to {binder}"
+    assert f'href="{colab}"' in html, f"{notebook}: no Colab button to {colab}"
+    assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"

@@ -32,7 +32,6 @@ def insert(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if not (c.cell_type == "code" and c.source.startswith(MARKER))]
     setup = nbformat.v4.new_code_cell(SOURCE)
-    setup.pop("id", None)
     first_code = next(i for i, c in enumerate(cells) if c.cell_type == "code")
     cells.insert(first_code, setup)
     count = 0
