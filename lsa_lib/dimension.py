@@ -1,0 +1,568 @@
+"""Dimension formulas for lightning self-attention (chapter "Dimension formulas").
+
+The dimension of the neuromanifold (the set of functions an architecture computes) is the
+generic rank of the Jacobian of ``W ↦ φ_W``. This module holds the closed formulas for it and
+the hypotheses under which each is established (by [HMK25], as reported) or certified (by the
+book's exact computations); outside those hypotheses :func:`expected_dimension` raises
+``ValueError`` naming the hypothesis that fails, rather than return a number that can be wrong.
+
+* one layer [HMK25]: ``2ad + dd' − a² − 1`` if ``a ≤ d``, else ``d² + dd' − 1``;
+* equal widths ``d_0 = … = d_l = δ``, ``a_i ≤ δ`` [HMK25, as reported]:
+  ``δ² + Σ_i a_i (2δ − a_i) − l``;
+* general widths (the book's own, certified on grids): with ``r_i = min(a_i, d_{i-1})``,
+  ``d_l d_{l-1} + Σ_{i<l} d_i (d_{i-1} − d_i) + Σ_i r_i (2 d_{i-1} − r_i) − l``.
+
+The normalized (softmax) versions add one per layer (the scaling symmetry is broken): reported
+for one layer, conjectured for deep equal-width networks (Conjecture 3.10 of [HMK25]).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._core import check_architecture, parameter_count
+from .rank import RankAmbiguityError
+
+__all__ = [
+    "parameter_count",
+    "general_width_formula",
+    "seen_dimension",
+    "failed_hypotheses",
+    "formula_source",
+    "expected_dimension",
+    "DimensionRow",
+    "dimension_table",
+    "format_dimension_table",
+    "explore",
+    "explorer",
+]
+
+#: Source labels returned by :func:`formula_source`.
+SOURCE_SINGLE = "one layer [HMK25]"
+SOURCE_EQUAL = "equal widths [HMK25, as reported]"
+SOURCE_GENERAL = "general widths [book, certified on grids]"
+SOURCE_SOFTMAX_SINGLE = "one softmax layer [HMK25, as reported]"
+SOURCE_SOFTMAX_EQUAL = "equal widths, softmax [HMK25, Conjecture 3.10]"
+
+
+def _check_t(t: Any) -> int:
+    if isinstance(t, bool) or not isinstance(t, int) or t < 1:
+        raise ValueError(f"t (the number of tokens) must be a positive integer, got {t!r}")
+    return t
+
+
+def _check_normalized(normalized: Any) -> bool:
+    if not isinstance(normalized, bool):
+        raise TypeError(f"normalized must be True or False, got {normalized!r}")
+    return normalized
+
+
+def general_width_formula(
+    widths: Sequence[int], attn: Sequence[int], normalized: bool = False
+) -> int:
+    """The value of the general-width formula, with no check of its hypotheses.
+
+    ``d_l d_{l-1} + Σ_{i=1}^{l-1} d_i (d_{i-1} − d_i) + Σ_{i=1}^{l} r_i (2 d_{i-1} − r_i) − l``
+    with ``r_i = min(a_i, d_{i-1})`` (``+ l`` more when ``normalized``). For one layer it is the
+    formula of [HMK25]; for equal widths it is their deep formula.
+
+    This is the right-hand side of a formula, **not** a dimension: it over-counts when the
+    hypotheses listed by :func:`failed_hypotheses` fail (the chapter shows certified
+    counterexamples). Use :func:`expected_dimension` for a dimension.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        ``(d_0, …, d_l)``.
+    attn : sequence of int
+        ``(a_1, …, a_l)``.
+    normalized : bool
+        Add ``l`` (one per layer) for the softmax network.
+
+    Returns
+    -------
+    int
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    w, a = check_architecture(widths, attn)
+    normalized = _check_normalized(normalized)
+    l = len(a)
+    r = [min(a[i], w[i]) for i in range(l)]
+    value = w[l] * w[l - 1]
+    value += sum(w[i] * (w[i - 1] - w[i]) for i in range(1, l))
+    value += sum(r[i] * (2 * w[i] - r[i]) for i in range(l))
+    return value if normalized else value - l
+
+
+def seen_dimension(widths: Sequence[int], attn: Sequence[int], i: int) -> int:
+    """How many directions of layer ``i``'s output the later layers can read, at most.
+
+    The layers after ``i`` read the row space of ``V_i`` (dimension ``d_i`` inside
+    ``R^{d_{i-1}}``) only through the rows of ``V_l ⋯ V_{i+1}`` (at most
+    ``min(d_i, …, d_l)`` of them) and the row and column spaces of the later attention
+    matrices (at most ``2 min(a_j, d_{j-1})`` each). This returns
+    ``min(d_i, min(d_i, …, d_l) + 2 Σ_{j>i} min(a_j, d_{j-1}))``.
+
+    Parameters
+    ----------
+    widths, attn : sequence of int
+        The architecture ``(d_0, …, d_l)``, ``(a_1, …, a_l)``.
+    i : int
+        A hidden layer, ``1 ≤ i ≤ l − 1``.
+
+    Returns
+    -------
+    int
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas" (the counterexample ``(5, 4, 1)``).
+    """
+    w, a = check_architecture(widths, attn)
+    l = len(a)
+    if isinstance(i, bool) or not isinstance(i, int) or not 1 <= i <= l - 1:
+        raise ValueError(f"i must be a hidden layer index 1 ≤ i ≤ l − 1 = {l - 1}, got {i!r}")
+    through = min(w[i:])
+    attention = 2 * sum(min(a[j], w[j]) for j in range(i, l))
+    return min(w[i], through + attention)
+
+
+def failed_hypotheses(
+    widths: Sequence[int], attn: Sequence[int], t: int = 3, normalized: bool = False
+) -> list[str]:
+    """The hypotheses of the dimension formulas that the architecture violates.
+
+    The formulas of this module are established or certified under these hypotheses
+    (lightning):
+
+    1. ``t ≥ 2`` tokens (with one token only the symmetric part of each ``A_i`` is seen);
+    2. for ``l ≥ 2``: non-increasing input and hidden widths ``d_0 ≥ d_1 ≥ … ≥ d_{l-1}``;
+    3. for ``l ≥ 2``: ``a_i ≥ 2`` for every layer but the last (otherwise the tokens after
+       layer ``i`` span a line, and later layers see only the symmetric part of their
+       attention matrices: the *token-rank collapse*);
+    4. for ``l ≥ 2``: every hidden layer ``i`` with ``d_i < d_{i-1}`` is fully read by the later
+       layers, ``d_i ≤ min(d_i, …, d_l) + 2 Σ_{j>i} min(a_j, d_{j-1})`` (see
+       :func:`seen_dimension`).
+
+    For the normalized (softmax) network the formulas are stated only for one layer and for
+    equal widths ``d_0 = … = d_l = δ`` with ``a_i ≤ δ`` (Conjecture 3.10 of [HMK25]); there the
+    token-rank collapse (3) does not occur.
+
+    Parameters
+    ----------
+    widths, attn : sequence of int
+        The architecture.
+    t : int
+        Tokens per input.
+    normalized : bool
+        The softmax network instead of the lightning one.
+
+    Returns
+    -------
+    list of str
+        One sentence per violated hypothesis; empty when :func:`expected_dimension` applies.
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    w, a = check_architecture(widths, attn)
+    t = _check_t(t)
+    normalized = _check_normalized(normalized)
+    l = len(a)
+    failed = []
+    if t < 2:
+        failed.append(
+            f"t ≥ 2 tokens is required (t = {t}: with one token only the symmetric part of "
+            "each attention matrix is seen, and the dimension drops)"
+        )
+    if l == 1:
+        return failed
+    if normalized:
+        delta = w[0]
+        if any(x != delta for x in w) or any(x > delta for x in a):
+            failed.append(
+                "for softmax networks with l ≥ 2 only equal widths d_0 = … = d_l = δ with "
+                f"a_i ≤ δ are covered (Conjecture 3.10); got widths {w}, attn {a}"
+            )
+        return failed
+    if any(w[i] < w[i + 1] for i in range(l - 1)):
+        failed.append(
+            f"non-increasing input and hidden widths d_0 ≥ … ≥ d_{{l-1}} are required, got {w[:l]}"
+        )
+    ones = [i + 1 for i in range(l - 1) if a[i] == 1]
+    if ones:
+        failed.append(
+            "a_i ≥ 2 is required for every layer but the last (token-rank collapse); "
+            f"a_i = 1 in layer(s) {ones}"
+        )
+    if not any(w[i] < w[i + 1] for i in range(l - 1)):
+        for i in range(1, l):
+            if w[i] < w[i - 1] and seen_dimension(w, a, i) < w[i]:
+                failed.append(
+                    f"hidden layer {i} (d_{i} = {w[i]} < d_{i - 1} = {w[i - 1]}) must be fully "
+                    f"read by the later layers, but they read at most "
+                    f"{seen_dimension(w, a, i)} of its {w[i]} directions"
+                )
+    return failed
+
+
+def formula_source(widths: Sequence[int], attn: Sequence[int], normalized: bool = False) -> str:
+    """Which formula covers the architecture, and whose it is.
+
+    Parameters
+    ----------
+    widths, attn : sequence of int
+        The architecture.
+    normalized : bool
+        The softmax network instead of the lightning one.
+
+    Returns
+    -------
+    str
+        One of ``"one layer [HMK25]"``, ``"equal widths [HMK25, as reported]"``,
+        ``"general widths [book, certified on grids]"`` and their softmax counterparts
+        ``"one softmax layer [HMK25, as reported]"``,
+        ``"equal widths, softmax [HMK25, Conjecture 3.10]"``. The hypotheses are not checked
+        here (see :func:`failed_hypotheses`).
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    w, a = check_architecture(widths, attn)
+    normalized = _check_normalized(normalized)
+    equal = all(x == w[0] for x in w) and all(x <= w[0] for x in a)
+    if len(a) == 1:
+        return SOURCE_SOFTMAX_SINGLE if normalized else SOURCE_SINGLE
+    if normalized:
+        return SOURCE_SOFTMAX_EQUAL
+    return SOURCE_EQUAL if equal else SOURCE_GENERAL
+
+
+def expected_dimension(
+    widths: Sequence[int], attn: Sequence[int], normalized: bool = False, t: int = 3
+) -> int:
+    """The dimension of the neuromanifold, from the formula that covers the architecture.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        ``(d_0, …, d_l)``.
+    attn : sequence of int
+        ``(a_1, …, a_l)``.
+    normalized : bool
+        The softmax network (one more dimension per layer; for ``l ≥ 2`` this is
+        Conjecture 3.10 of [HMK25], supported numerically, not proved).
+    t : int
+        Tokens per input; ``t ≥ 2`` is required.
+
+    Returns
+    -------
+    int
+        ``2ad + dd' − a² − 1`` (one layer, ``a ≤ d``), ``d² + dd' − 1`` (one layer, ``a > d``),
+        or the general-width formula (see :func:`general_width_formula`), which contains the
+        equal-width formula ``δ² + Σ_i a_i (2δ − a_i) − l``; plus ``l`` when normalized.
+
+    Raises
+    ------
+    ValueError
+        On a bad architecture, or when a hypothesis of the formulas fails (the message names
+        it; see :func:`failed_hypotheses`): no number is returned where the formula is not
+        established or certified.
+
+    Examples
+    --------
+    >>> expected_dimension((2, 2), (2,))
+    7
+    >>> expected_dimension((3, 3, 3), (2, 2), normalized=True)
+    25
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    failed = failed_hypotheses(widths, attn, t=t, normalized=normalized)
+    if failed:
+        raise ValueError(
+            f"no established dimension formula for widths {tuple(widths)}, attn "
+            f"{tuple(attn)}, t = {t}: " + "; ".join(failed)
+        )
+    return general_width_formula(widths, attn, normalized=normalized)
+
+
+@dataclass(frozen=True)
+class DimensionRow:
+    """One architecture's parameter count, expected dimension and computed dimensions.
+
+    Attributes
+    ----------
+    widths, attn : tuple of int
+        The architecture.
+    t : int
+        Tokens per input.
+    n_params : int
+        The parameter count ``P``.
+    expected : int or None
+        :func:`expected_dimension`, or None when no formula applies.
+    source : str
+        Which formula (:func:`formula_source`), or why none applies (the failed hypotheses).
+    certified : CertifiedDimension or None
+        The exact computation (``lower``, ``upper``); None if not requested.
+    numerical : NumericalDimension or None
+        The float64 estimate with its gap; None if not requested or not readable.
+    numerical_note : str
+        ``"ok"``, ``"not computed"`` or ``"ambiguous: …"`` (a :class:`RankAmbiguityError`).
+    """
+
+    widths: tuple[int, ...]
+    attn: tuple[int, ...]
+    t: int
+    n_params: int
+    expected: int | None
+    source: str
+    certified: Any = None
+    numerical: Any = None
+    numerical_note: str = "not computed"
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether the certified dimension is exact and equals the expected one.
+
+        None when there is no expected value or no exact certificate.
+        """
+        if self.expected is None or self.certified is None or not self.certified.exact:
+            return None
+        return self.certified.lower == self.expected
+
+
+def _architectures(architectures: Iterable[Any]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    if isinstance(architectures, (str, bytes)):
+        raise TypeError("architectures must be a list of (widths, attn) pairs")
+    out = []
+    for k, arch in enumerate(architectures):
+        if not isinstance(arch, (tuple, list)) or len(arch) != 2:
+            raise TypeError(f"architecture {k} must be a (widths, attn) pair, got {arch!r}")
+        out.append(check_architecture(*arch))
+    if not out:
+        raise ValueError("architectures is empty: give at least one (widths, attn) pair")
+    return out
+
+
+def dimension_table(
+    architectures: Iterable[Any],
+    t: int = 3,
+    *,
+    certify: bool = True,
+    float_estimate: bool = True,
+    seed: int = 0,
+) -> list[DimensionRow]:
+    """Parameter count, expected dimension and computed dimensions for many architectures.
+
+    Parameters
+    ----------
+    architectures : iterable of (widths, attn)
+        The architectures (lightning networks).
+    t : int
+        Tokens per input.
+    certify : bool
+        Compute the certified dimension (exact ranks mod p,
+        :func:`lsa_lib.rank.certified_dimension`).
+    float_estimate : bool
+        Compute the float64 estimate (:func:`lsa_lib.rank.numerical_dimension`); a rank that
+        cannot be read is recorded as ``"ambiguous: …"``, not raised.
+    seed : int
+        Seed of the random point and inputs.
+
+    Returns
+    -------
+    list of DimensionRow
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    t = _check_t(t)
+    archs = _architectures(architectures)
+    if certify or float_estimate:
+        from .rank import certified_dimension, numerical_dimension
+    rows = []
+    for w, a in archs:
+        failed = failed_hypotheses(w, a, t=t)
+        expected = None if failed else general_width_formula(w, a)
+        source = "; ".join(failed) if failed else formula_source(w, a)
+        cert = certified_dimension(w, a, t=t, seed=seed) if certify else None
+        num, note = None, "not computed"
+        if float_estimate:
+            try:
+                num = numerical_dimension(w, a, t=t, seed=seed)
+                note = "ok"
+            except RankAmbiguityError as err:
+                note = f"ambiguous: largest gap {err.reading.gap:.1e} at rank {err.reading.rank}"
+        rows.append(DimensionRow(w, a, t, parameter_count(w, a), expected, source, cert, num, note))
+    return rows
+
+
+def _cert_text(cert: Any) -> str:
+    if cert is None:
+        return "–"
+    if cert.exact:
+        return f"{cert.lower} (exact)"
+    return f"{cert.lower}…{cert.upper}"
+
+
+def _float_text(row: DimensionRow) -> str:
+    if row.numerical is not None:
+        return f"{row.numerical.rank} (gap {row.numerical.gap:.0e})"
+    return row.numerical_note
+
+
+def format_dimension_table(rows: Sequence[DimensionRow], style: str = "markdown") -> str:
+    """Render :func:`dimension_table` rows as a Markdown or plain-text table.
+
+    Parameters
+    ----------
+    rows : sequence of DimensionRow
+    style : {"markdown", "text"}
+        A Markdown pipe table, or aligned plain text.
+
+    Returns
+    -------
+    str
+        Columns: widths, attn, P, expected dimension (or "none"), certified dimension
+        (``"n (exact)"`` or ``"lower…upper"``), float estimate with its gap, and ``P / dim``.
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    if style not in ("markdown", "text"):
+        raise ValueError(f"style must be 'markdown' or 'text', got {style!r}")
+    header = ["widths", "attn", "P", "expected", "certified", "float64", "P / dim"]
+    body = []
+    for row in rows:
+        if not isinstance(row, DimensionRow):
+            raise TypeError(f"rows must be DimensionRow objects, got {type(row).__name__}")
+        exact = row.certified is not None and row.certified.exact
+        ratio = (
+            f"{row.n_params / row.certified.lower:.2f}" if exact and row.certified.lower else "–"
+        )
+        body.append(
+            [
+                str(row.widths),
+                str(row.attn),
+                str(row.n_params),
+                "none" if row.expected is None else str(row.expected),
+                _cert_text(row.certified),
+                _float_text(row),
+                ratio,
+            ]
+        )
+    if style == "markdown":
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    cols = list(zip(header, *body, strict=True))
+    sizes = [max(len(c) for c in col) for col in cols]
+    lines = ["  ".join(h.ljust(s) for h, s in zip(header, sizes, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(s) for c, s in zip(r, sizes, strict=True)).rstrip() for r in body]
+    return "\n".join(lines)
+
+
+def _parse_sizes(text: str, name: str) -> tuple[int, ...]:
+    parts = [p for p in text.replace("(", " ").replace(")", " ").replace(",", " ").split() if p]
+    try:
+        return tuple(int(p) for p in parts)
+    except ValueError as err:
+        raise ValueError(f"{name} must be integers separated by commas, got {text!r}") from err
+
+
+def explore(widths: Sequence[int], attn: Sequence[int], t: int = 3, certify: bool = True) -> str:
+    """The explorer's report for one architecture, as plain text (used by :func:`explorer`).
+
+    Parameters
+    ----------
+    widths, attn : sequence of int
+        The architecture.
+    t : int
+        Tokens per input.
+    certify : bool
+        Run the exact computation (milliseconds for small architectures).
+
+    Returns
+    -------
+    str
+        Parameter count, expected dimension or the failed hypotheses, and the certificate.
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    w, a = check_architecture(widths, attn)
+    t = _check_t(t)
+    lines = [f"widths {w}, attn {a}, t = {t}", f"parameters P = {parameter_count(w, a)}"]
+    failed = failed_hypotheses(w, a, t=t)
+    if failed:
+        lines.append("expected dimension: none, because")
+        lines += [f"  - {f}" for f in failed]
+        lines.append(f"  (the general-width formula would give {general_width_formula(w, a)})")
+    else:
+        lines.append(f"expected dimension: {general_width_formula(w, a)} ({formula_source(w, a)})")
+    if certify:
+        from .rank import certified_dimension
+
+        cert = certified_dimension(w, a, t=t)
+        lines.append(
+            f"certificate: {cert.lower} ≤ dim ≤ {cert.upper} "
+            f"({'exact' if cert.exact else 'not exact'}; mod p = {cert.prime}, "
+            f"{cert.n_inputs} inputs)"
+        )
+    return "\n".join(lines)
+
+
+def explorer() -> Any:
+    """An interactive explorer (ipywidgets): choose widths and attention dims, see P and dim.
+
+    Type widths ``d_0, …, d_l`` and attention dimensions ``a_1, …, a_l``; the explorer shows
+    the parameter count, the expected dimension (or the hypotheses that fail) and the exact
+    certificate (:func:`explore`). Needs a live Jupyter kernel (Binder, JupyterLab).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The widget (display it by leaving it as the last expression of a cell).
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    import ipywidgets as widgets
+
+    widths_box = widgets.Text(value="3, 3, 3", description="widths")
+    attn_box = widgets.Text(value="2, 2", description="attn")
+    t_box = widgets.BoundedIntText(value=3, min=1, max=8, description="t")
+    out = widgets.Output()
+
+    def update(_change: Any = None) -> None:
+        out.clear_output()
+        with out:
+            try:
+                w = _parse_sizes(widths_box.value, "widths")
+                a = _parse_sizes(attn_box.value, "attn")
+                if parameter_count(w, a) > 400:
+                    print("more than 400 parameters: too big for an interactive certificate")
+                    print(explore(w, a, t=t_box.value, certify=False))
+                else:
+                    print(explore(w, a, t=t_box.value))
+            except (ValueError, TypeError) as err:
+                print(f"cannot use this input: {err}")
+
+    for box in (widths_box, attn_box, t_box):
+        box.observe(update, names="value")
+    update()
+    return widgets.VBox([widths_box, attn_box, t_box, out])

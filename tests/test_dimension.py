@@ -1,0 +1,243 @@
+"""Tests for lsa_lib.dimension (chapter "Dimension formulas")."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsa_lib import dimension as dim
+from lsa_lib.dimension import (
+    DimensionRow,
+    dimension_table,
+    expected_dimension,
+    explore,
+    failed_hypotheses,
+    format_dimension_table,
+    formula_source,
+    general_width_formula,
+    parameter_count,
+    seen_dimension,
+)
+
+rank = pytest.importorskip("lsa_lib.rank")
+HAS_ENGINE = hasattr(rank, "certified_dimension")
+needs_engine = pytest.mark.skipif(not HAS_ENGINE, reason="rank engine not available")
+
+
+# ---------------------------------------------------------------- formulas (no engine) ---
+
+
+def test_parameter_count_is_the_core_one():
+    from lsa_lib._core import parameter_count as core
+
+    assert parameter_count is core
+    assert parameter_count((2, 2), (2,)) == 12
+    assert parameter_count((5, 4, 1), (2, 1)) == 52
+
+
+@given(d=st.integers(1, 12), d_out=st.integers(1, 12), a=st.integers(1, 12))
+@settings(max_examples=60, deadline=None)
+def test_single_layer_formula(d, d_out, a):
+    expected = 2 * a * d + d * d_out - a * a - 1 if a <= d else d * d + d * d_out - 1
+    assert expected_dimension((d, d_out), (a,)) == expected
+    assert expected_dimension((d, d_out), (a,), normalized=True) == expected + 1
+    assert formula_source((d, d_out), (a,)) == dim.SOURCE_SINGLE
+
+
+@given(delta=st.integers(2, 10), l=st.integers(1, 5), data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_equal_width_formula(delta, l, data):
+    attn = data.draw(st.lists(st.integers(2, delta), min_size=l, max_size=l))
+    widths = (delta,) * (l + 1)
+    value = delta**2 + sum(a * (2 * delta - a) for a in attn) - l
+    assert expected_dimension(widths, attn) == value
+    assert expected_dimension(widths, attn, normalized=True) == value + l
+    # equivalently: parameters minus the symmetries (Σ a_i², (l-1)δ², l)
+    P = parameter_count(widths, attn)
+    assert value == P - sum(a * a for a in attn) - (l - 1) * delta**2 - l
+
+
+def test_paper_figure3_expected_values():
+    # the "Expected" curve of the paper's Figure 3: softmax, l = 2, a_i = 2, δ = 3..10
+    got = [expected_dimension((d, d, d), (2, 2), normalized=True) for d in range(3, 11)]
+    assert got == [25, 40, 57, 76, 97, 120, 145, 172]
+
+
+def test_general_formula_examples():
+    assert general_width_formula((5, 3, 3, 4), (1, 2, 2)) == 40
+    assert general_width_formula((5, 4, 1), (2, 1)) == 29
+    assert general_width_formula((4, 3, 3, 4), (2, 2, 2)) == 40
+    assert general_width_formula((4, 3, 3, 4), (2, 2, 2), normalized=True) == 43
+    assert expected_dimension((4, 3, 3, 4), (2, 2, 2)) == 40
+    assert formula_source((4, 3, 3, 4), (2, 2, 2)) == dim.SOURCE_GENERAL
+    assert formula_source((3, 3, 3), (2, 2)) == dim.SOURCE_EQUAL
+    assert formula_source((3, 3, 3), (2, 2), normalized=True) == dim.SOURCE_SOFTMAX_EQUAL
+    assert formula_source((3, 2), (2,), normalized=True) == dim.SOURCE_SOFTMAX_SINGLE
+
+
+def test_seen_dimension():
+    assert seen_dimension((5, 4, 1), (2, 1), 1) == 3
+    assert seen_dimension((5, 4, 2), (2, 1), 1) == 4
+    assert seen_dimension((6, 5, 2, 1), (2, 1, 1), 1) == 5
+    with pytest.raises(ValueError, match="hidden layer index"):
+        seen_dimension((5, 4, 1), (2, 1), 2)
+    with pytest.raises(ValueError, match="hidden layer index"):
+        seen_dimension((5, 4, 1), (2, 1), 0)
+
+
+# ---------------------------------------------------------------- hypotheses ---
+
+
+@pytest.mark.parametrize(
+    ("widths", "attn", "t", "match"),
+    [
+        ((3, 3), (2,), 1, "t ≥ 2"),
+        ((3, 3, 3), (2, 2), 1, "t ≥ 2"),
+        ((3, 4, 2), (2, 2), 3, "non-increasing"),
+        ((5, 3, 3, 4), (1, 2, 2), 3, "token-rank collapse"),
+        ((3, 3, 3), (1, 2), 3, "token-rank collapse"),
+        ((5, 4, 1), (2, 1), 3, "fully read"),
+        ((6, 5, 2), (2, 1), 3, "fully read"),
+    ],
+)
+def test_hypotheses_violated_raise(widths, attn, t, match):
+    assert failed_hypotheses(widths, attn, t=t)
+    with pytest.raises(ValueError, match=match):
+        expected_dimension(widths, attn, t=t)
+
+
+def test_softmax_hypotheses():
+    assert expected_dimension((3, 3, 3), (1, 2), normalized=True) == 9 + 5 + 8
+    with pytest.raises(ValueError, match="Conjecture 3.10"):
+        expected_dimension((4, 3, 3), (2, 2), normalized=True)
+    with pytest.raises(ValueError, match="Conjecture 3.10"):
+        expected_dimension((3, 3, 3), (4, 2), normalized=True)
+    with pytest.raises(ValueError, match="t ≥ 2"):
+        expected_dimension((3, 3), (2,), normalized=True, t=1)
+
+
+def test_hypotheses_hold():
+    for widths, attn in [((2, 2), (2,)), ((5, 4, 2), (2, 1)), ((4, 3, 3, 4), (2, 2, 2))]:
+        assert failed_hypotheses(widths, attn) == []
+
+
+@pytest.mark.parametrize(
+    ("widths", "attn", "err"),
+    [
+        ((3,), (), ValueError),
+        ((3, 3), (2, 2), ValueError),
+        ((3, 0), (2,), ValueError),
+        ((3, 3), (-1,), ValueError),
+        ((3, 2.5), (2,), ValueError),
+        ("33", (2,), ValueError),
+    ],
+)
+def test_bad_architecture(widths, attn, err):
+    with pytest.raises(err):
+        expected_dimension(widths, attn)
+    with pytest.raises(err):
+        general_width_formula(widths, attn)
+
+
+@pytest.mark.parametrize("t", [0, -1, 2.0, True, "3"])
+def test_bad_t(t):
+    with pytest.raises(ValueError, match="t"):
+        expected_dimension((3, 3), (2,), t=t)
+
+
+def test_bad_normalized():
+    with pytest.raises(TypeError, match="normalized"):
+        expected_dimension((3, 3), (2,), normalized="yes")
+
+
+# ---------------------------------------------------------------- table, explorer ---
+
+
+def test_table_without_engine_and_format():
+    rows = dimension_table(
+        [((2, 2), (2,)), ((5, 4, 1), (2, 1))], certify=False, float_estimate=False
+    )
+    assert [r.n_params for r in rows] == [12, 52]
+    assert rows[0].expected == 7 and rows[1].expected is None
+    assert "fully read" in rows[1].source
+    assert rows[0].agrees is None
+    md = format_dimension_table(rows)
+    assert md.splitlines()[0].startswith("| widths")
+    assert "| none |" in md
+    text = format_dimension_table(rows, style="text")
+    assert "none" in text and "|" not in text
+    with pytest.raises(ValueError, match="style"):
+        format_dimension_table(rows, style="html")
+    with pytest.raises(TypeError, match="DimensionRow"):
+        format_dimension_table([1])
+
+
+@pytest.mark.parametrize(
+    ("archs", "err"),
+    [
+        ([], ValueError),
+        ("abc", TypeError),
+        ([((2, 2),)], TypeError),
+        ([((2, 2), (2, 2))], ValueError),
+    ],
+)
+def test_table_bad_input(archs, err):
+    with pytest.raises(err):
+        dimension_table(archs, certify=False, float_estimate=False)
+
+
+def test_explore_without_certificate():
+    text = explore((5, 4, 1), (2, 1), certify=False)
+    assert "parameters P = 52" in text
+    assert "expected dimension: none" in text
+    assert "would give 29" in text
+    assert "expected dimension: 7" in explore((2, 2), (2,), certify=False)
+
+
+@needs_engine
+def test_explorer_widget():
+    pytest.importorskip("ipywidgets")
+    w = dim.explorer()
+    assert len(w.children) == 4
+
+
+# ---------------------------------------------------------------- with the engine ---
+
+
+@needs_engine
+@pytest.mark.parametrize(
+    ("widths", "attn"),
+    [
+        ((2, 2), (2,)),
+        ((3, 2), (4,)),
+        ((3, 3, 3), (2, 2)),
+        ((4, 3, 3, 4), (2, 2, 2)),
+        ((5, 4, 2), (2, 1)),
+    ],
+)
+def test_formula_equals_certified(widths, attn):
+    cert = rank.certified_dimension(widths, attn, t=3)
+    assert cert.exact
+    assert cert.lower == expected_dimension(widths, attn)
+
+
+@needs_engine
+@pytest.mark.parametrize(
+    ("widths", "attn", "true"), [((5, 3, 3, 4), (1, 2, 2), 36), ((5, 4, 1), (2, 1), 28)]
+)
+def test_counterexamples_certified(widths, attn, true):
+    cert = rank.certified_dimension(widths, attn, t=3)
+    assert cert.exact and cert.lower == true
+    assert general_width_formula(widths, attn) > true
+
+
+@needs_engine
+def test_table_with_engine():
+    rows = dimension_table([((2, 2), (2,)), ((5, 4, 1), (2, 1))])
+    assert rows[0].certified.exact and rows[0].agrees is True
+    assert rows[0].numerical_note == "ok" and rows[0].numerical.rank == 7
+    assert rows[1].certified.lower == 28 and rows[1].agrees is None
+    assert isinstance(rows[0], DimensionRow)
+    assert "7 (exact)" in format_dimension_table(rows)
+    assert "certificate: 7 ≤ dim ≤ 7 (exact" in explore((2, 2), (2,))
