@@ -15,12 +15,13 @@ and ``*`` (plus ``exp`` for softmax), so the rank engine can run them on torch t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from ._core import Layer, _is_torch, as_array, check_layer, check_layers
+from ._core import Layer, _check_size, _is_torch, as_array, check_layer, check_layers
 
 __all__ = [
     "attention_matrix",
@@ -28,6 +29,12 @@ __all__ = [
     "softmax_attention",
     "deep_attention",
     "attention_scores",
+    "flop_count",
+    "forward_time",
+    "symbolic_matrix",
+    "symbolic_lightning",
+    "symbolic_layer",
+    "SymbolicLayer",
 ]
 
 
@@ -53,6 +60,19 @@ def _softmax(X: Any, Q: Any, K: Any, V: Any) -> Any:
     return (V @ X) @ _softmax_columns((K @ X).mT @ (Q @ X))
 
 
+def _softmax_blocked(X: Any, Q: Any, K: Any, V: Any, block: int) -> Any:
+    # The same arithmetic as _softmax, one block of query columns at a time, so only a
+    # t × block slice of the score matrix is held in memory.
+    VX, KXt, QX = V @ X, (K @ X).mT, Q @ X
+    t = X.shape[-1]
+    parts = [VX @ _softmax_columns(KXt @ QX[..., j : j + block]) for j in range(0, t, block)]
+    if _is_torch(X):
+        import torch
+
+        return torch.cat(parts, dim=-1)
+    return np.concatenate(parts, axis=-1)
+
+
 def _deep(X: Any, layers: Sequence[Layer], normalized: bool = False) -> Any:
     kernel = _softmax if normalized else _lightning
     for Q, K, V in layers:
@@ -62,6 +82,14 @@ def _deep(X: Any, layers: Sequence[Layer], normalized: bool = False) -> Any:
 
 def _check_input(X: Any, like: Any = None) -> Any:
     return as_array(X, "X", min_ndim=2, like=like)
+
+
+def _check_x_fits(X: Any, Q: Any, what: str = "Q and K") -> None:
+    if X.shape[-2] != Q.shape[1]:
+        raise ValueError(
+            f"X must have shape (..., d, t) with d = {Q.shape[1]} (the columns of {what}, "
+            f"shape {tuple(Q.shape)}), got X {tuple(X.shape)}"
+        )
 
 
 def _torch_like(*arrays: Any) -> Any:
@@ -110,7 +138,8 @@ def attention_scores(X: Any, Q: Any, K: Any) -> Any:
     """
     like = _torch_like(X, Q, K)
     X = _check_input(X, like)
-    Q, K, _ = check_layer(Q, K, K, d=X.shape[-2], like=like)
+    Q, K, _ = check_layer(Q, K, K, like=like)
+    _check_x_fits(X, Q)
     return (K @ X).mT @ (Q @ X)
 
 
@@ -151,11 +180,12 @@ def lightning_attention(
         raise ValueError(f"order must be 'linear' or 'quadratic', got {order!r}")
     like = _torch_like(X, Q, K, V)
     X = _check_input(X, like)
-    Q, K, V = check_layer(Q, K, V, d=X.shape[-2], like=like)
+    Q, K, V = check_layer(Q, K, V, like=like)
+    _check_x_fits(X, Q)
     return (_lightning if order == "linear" else _lightning_quadratic)(X, Q, K, V)
 
 
-def softmax_attention(X: Any, Q: Any, K: Any, V: Any) -> Any:
+def softmax_attention(X: Any, Q: Any, K: Any, V: Any, *, query_block: int | None = None) -> Any:
     """One normalized (softmax) self-attention layer.
 
     Column ``j`` of the output is ``Σ_i softmax_i(K x_i · Q x_j) V x_i``: for each query
@@ -169,6 +199,9 @@ def softmax_attention(X: Any, Q: Any, K: Any, V: Any) -> Any:
         Query and key matrices.
     V : array-like or torch.Tensor, shape=[d_out, d]
         Value matrix.
+    query_block : int, optional
+        If given, process the queries in blocks of this many columns, so memory grows like
+        ``t × query_block`` instead of ``t²``; the arithmetic (and the result) is the same.
 
     Returns
     -------
@@ -181,9 +214,14 @@ def softmax_attention(X: Any, Q: Any, K: Any, V: Any) -> Any:
     chapter "The softmax conjecture".
     """
     like = _torch_like(X, Q, K, V)
+    if query_block is not None:
+        query_block = _check_size(query_block, "query_block")
     X = _check_input(X, like)
-    Q, K, V = check_layer(Q, K, V, d=X.shape[-2], like=like)
-    return _softmax(X, Q, K, V)
+    Q, K, V = check_layer(Q, K, V, like=like)
+    _check_x_fits(X, Q)
+    if query_block is None or query_block >= X.shape[-1]:
+        return _softmax(X, Q, K, V)
+    return _softmax_blocked(X, Q, K, V, query_block)
 
 
 def deep_attention(X: Any, layers: Sequence[Layer], normalized: bool = False) -> Any:
@@ -209,9 +247,218 @@ def deep_attention(X: Any, layers: Sequence[Layer], normalized: bool = False) ->
     """
     if not isinstance(normalized, (bool, np.bool_)):
         raise TypeError(f"normalized must be True or False, got {normalized!r}")
-    like = _torch_like(X, *(m for layer in layers for m in layer)) if isinstance(
-        layers, Sequence
-    ) else None
+    like = (
+        _torch_like(X, *(m for layer in layers for m in layer))
+        if isinstance(layers, Sequence)
+        else None
+    )
     X = _check_input(X, like)
-    checked = check_layers(layers, d=X.shape[-2], like=like)
+    checked = check_layers(layers, like=like)
+    _check_x_fits(X, checked[0][0], "Q_1 and K_1")
     return _deep(X, checked, bool(normalized))
+
+
+def flop_count(d: int, d_out: int, a: int, t: int, order: Literal["linear", "quadratic"]) -> int:
+    """Scalar multiplications in the matrix products of one layer, for an evaluation order.
+
+    A product of an ``(m, n)`` and an ``(n, p)`` matrix counts ``m n p`` multiplications (and
+    as many additions, not counted).
+
+    Parameters
+    ----------
+    d, d_out, a, t : int
+        Input width, output width, attention dimension and number of tokens.
+    order : {"linear", "quadratic"}
+        ``"linear"``: ``((V X)(K X)ᵀ)(Q X)``, which costs
+        ``t (d d' + 2 a d + 2 a d')``, linear in ``t``.
+        ``"quadratic"``: ``(V X)((K X)ᵀ(Q X))``, which forms the ``t × t`` score matrix and
+        costs ``t (d d' + 2 a d) + t² (a + d')``. The softmax layer must use this order (its
+        normalization acts on the scores), plus ``t²`` exponentials.
+
+    Returns
+    -------
+    int
+        The number of multiplications.
+
+    Notes
+    -----
+    Explained in the chapter "The lightning map".
+    """
+    d, d_out, a, t = (
+        _check_size(v, n) for v, n in ((d, "d"), (d_out, "d_out"), (a, "a"), (t, "t"))
+    )
+    projections = d_out * d * t + 2 * a * d * t  # V X, K X, Q X
+    if order == "linear":
+        return projections + d_out * t * a + d_out * a * t  # (VX)(KX)ᵀ, then times QX
+    if order == "quadratic":
+        return projections + t * a * t + d_out * t * t  # (KX)ᵀ(QX), then VX times it
+    raise ValueError(f"order must be 'linear' or 'quadratic', got {order!r}")
+
+
+def forward_time(
+    kind: Literal["lightning", "softmax"],
+    t: int,
+    d: int = 64,
+    d_out: int = 64,
+    a: int = 16,
+    *,
+    repeats: int = 5,
+    backend: Literal["numpy", "torch"] = "numpy",
+    seed: int = 0,
+    query_block: int | None = 2048,
+) -> float:
+    """Median wall-clock time (seconds) of one forward pass on random float64 data.
+
+    Parameters
+    ----------
+    kind : {"lightning", "softmax"}
+        Which layer to time (the lightning layer in its linear order).
+    t, d, d_out, a : int
+        Sizes: ``X`` is ``(d, t)``, ``Q, K`` are ``(a, d)``, ``V`` is ``(d_out, d)``.
+    repeats : int
+        Number of timed runs (after one untimed warm-up); the median is returned.
+    backend : {"numpy", "torch"}
+        Run on numpy arrays or on torch tensors (both float64, CPU).
+    seed : int
+        Seed of the random data.
+    query_block : int, optional
+        Passed to :func:`softmax_attention` (bounds its memory; same arithmetic).
+
+    Returns
+    -------
+    float
+        The median time in seconds. Wall-clock times depend on the machine and its load: show
+        them, never assert on them.
+
+    Notes
+    -----
+    Explained in the chapter "The lightning map"; used by ``benchmarks/bench_lightning.py``.
+    """
+    t, d, d_out, a, repeats = (
+        _check_size(v, n)
+        for v, n in ((t, "t"), (d, "d"), (d_out, "d_out"), (a, "a"), (repeats, "repeats"))
+    )
+    if kind not in ("lightning", "softmax"):
+        raise ValueError(f"kind must be 'lightning' or 'softmax', got {kind!r}")
+    if backend not in ("numpy", "torch"):
+        raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((d, t)) / np.sqrt(d)
+    Q, K = rng.standard_normal((a, d)) / np.sqrt(d), rng.standard_normal((a, d)) / np.sqrt(d)
+    V = rng.standard_normal((d_out, d))
+    if backend == "torch":
+        import torch
+
+        X, Q, K, V = (torch.from_numpy(m) for m in (X, Q, K, V))
+    if kind == "lightning":
+
+        def run() -> Any:
+            return lightning_attention(X, Q, K, V)
+    else:
+
+        def run() -> Any:
+            return softmax_attention(X, Q, K, V, query_block=query_block)
+
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+class SymbolicLayer(NamedTuple):
+    """Symbolic matrices of one layer and its output (see :func:`symbolic_layer`)."""
+
+    X: Any
+    Q: Any
+    K: Any
+    V: Any
+    phi: Any
+
+
+def symbolic_matrix(name: str, rows: int, cols: int) -> Any:
+    """A sympy matrix of fresh real symbols ``name_{i j}`` (1-based indices).
+
+    Parameters
+    ----------
+    name : str
+        The symbols' stem, e.g. ``"q"``.
+    rows, cols : int
+        The shape.
+
+    Returns
+    -------
+    sympy.Matrix, shape=[rows, cols]
+
+    Notes
+    -----
+    Explained in the chapter "The lightning map".
+    """
+    import sympy
+
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be an identifier such as 'q', got {name!r}")
+    rows, cols = _check_size(rows, "rows"), _check_size(cols, "cols")
+    return sympy.Matrix(rows, cols, lambda i, j: sympy.Symbol(f"{name}_{i + 1}{j + 1}", real=True))
+
+
+def symbolic_lightning(X: Any, Q: Any, K: Any, V: Any) -> Any:
+    """The lightning map ``V X (Xᵀ Kᵀ Q X)`` of sympy matrices (exact, expanded).
+
+    Parameters
+    ----------
+    X : sympy.Matrix, shape=[d, t]
+    Q, K : sympy.Matrix, shape=[a, d]
+    V : sympy.Matrix, shape=[d_out, d]
+
+    Returns
+    -------
+    sympy.Matrix, shape=[d_out, t]
+        Each entry expanded as a polynomial.
+
+    Notes
+    -----
+    Explained in the chapter "The lightning map".
+    """
+    import sympy
+
+    for nm, M in (("X", X), ("Q", Q), ("K", K), ("V", V)):
+        if not isinstance(M, sympy.MatrixBase):
+            raise TypeError(f"{nm} must be a sympy Matrix, got {type(M).__name__}")
+    if Q.shape != K.shape:
+        raise ValueError(
+            f"Q and K must have the same shape (a, d), got Q {Q.shape} and K {K.shape}"
+        )
+    if V.shape[1] != Q.shape[1] or X.shape[0] != Q.shape[1]:
+        raise ValueError(
+            f"shapes do not fit: expected X (d, t), Q and K (a, d), V (d_out, d); "
+            f"got X {X.shape}, Q {Q.shape}, V {V.shape}"
+        )
+    return (V * X * (X.T * K.T * Q * X)).applyfunc(sympy.expand)
+
+
+def symbolic_layer(d: int, d_out: int, a: int, t: int) -> SymbolicLayer:
+    """Generic symbolic weights and input for one layer, and the layer's output.
+
+    Parameters
+    ----------
+    d, d_out, a, t : int
+        Input width, output width, attention dimension, number of tokens.
+
+    Returns
+    -------
+    SymbolicLayer
+        ``(X, Q, K, V, phi)``: matrices of symbols ``x_ij``, ``q_ij``, ``k_ij``, ``v_ij`` of
+        shapes ``(d, t)``, ``(a, d)``, ``(a, d)``, ``(d_out, d)`` and
+        ``phi = symbolic_lightning(X, Q, K, V)`` of shape ``(d_out, t)``.
+
+    Notes
+    -----
+    Explained in the chapter "The lightning map".
+    """
+    X = symbolic_matrix("x", d, t)
+    Q, K = symbolic_matrix("q", a, d), symbolic_matrix("k", a, d)
+    V = symbolic_matrix("v", d_out, d)
+    return SymbolicLayer(X, Q, K, V, symbolic_lightning(X, Q, K, V))
