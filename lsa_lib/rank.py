@@ -7,10 +7,16 @@ too small to trust, :class:`RankAmbiguityError` is raised instead of a guess.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from . import _modp
+from ._core import _check_size, as_array, check_architecture, layer_shapes
+from .lightning import _deep
 
 __all__ = [
     "DEFAULT_MIN_GAP",
@@ -18,6 +24,16 @@ __all__ = [
     "RankReading",
     "read_rank",
     "float_rank",
+    "Parametrization",
+    "lightning_parametrization",
+    "attention_value_parametrization",
+    "NumericalDimension",
+    "CertifiedDimension",
+    "float_jacobian",
+    "numerical_rank",
+    "numerical_dimension",
+    "certified_rank",
+    "certified_dimension",
 ]
 
 #: A float rank is trusted only if the singular values drop by at least this factor there.
@@ -149,3 +165,723 @@ def float_rank(matrix: Any, *, min_gap: float = DEFAULT_MIN_GAP) -> RankReading:
     if not np.isfinite(M).all():
         raise ValueError("matrix has non-finite entries")
     return read_rank(np.linalg.svd(M, compute_uv=False), M.shape, min_gap=min_gap)
+
+
+# =========================================================================================
+# Parametrizations: maps from parameter blocks to functions, sampled on inputs
+# =========================================================================================
+@dataclass(frozen=True)
+class Parametrization:
+    """A map from parameter blocks to a function, sampled on inputs.
+
+    Attributes
+    ----------
+    name : str
+        A label for tables and messages.
+    shapes : tuple of tuple of int
+        The parameter blocks, in flattening order (for networks: :func:`lsa_lib._core.flatten_layers`
+        order ``Q_1, K_1, V_1, Q_2, …``).
+    input_shape : tuple of int
+        ``(d_0, t)``: the shape of one input ``X``.
+    forward : callable
+        ``forward(params, X)`` with ``params`` a list of arrays shaped like ``shapes`` and ``X``
+        of shape ``(n, d_0, t)``; returns an array ``(n, ...)``. It must be written with ``@``,
+        ``.mT``, ``+``, ``-`` and ``*`` only (and integer constants), so that it runs both on
+        torch float64 tensors under ``torch.func`` and on the exact dual numbers modulo a prime
+        of the certified engine. Non-polynomial operations (``softmax``) are allowed when
+        ``polynomial=False`` (then only the float engine applies).
+    generators : callable or None
+        ``generators(params)`` returns known symmetry directions at ``params``: tangent vectors
+        of a group acting on the parameters without changing the function, polynomial with
+        integer coefficients in ``params``. Either a sequence of tangent vectors (each a list of
+        arrays shaped like ``params``) or an array of shape ``(n_generators, P)`` in flattening
+        order. Used for the certified upper bound.
+    polynomial : bool
+        ``True`` if ``forward`` is a polynomial with integer coefficients in parameters and
+        inputs (then :func:`certified_rank` applies).
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas" (the rank engine).
+    """
+
+    name: str
+    shapes: tuple[tuple[int, ...], ...]
+    input_shape: tuple[int, int]
+    forward: Callable[..., Any]
+    generators: Callable[..., Any] | None = None
+    polynomial: bool = True
+
+    def __post_init__(self) -> None:
+        shapes = tuple(
+            tuple(_check_size(s, "parameter block size") for s in sh) for sh in self.shapes
+        )
+        if not shapes:
+            raise ValueError("a parametrization needs at least one parameter block")
+        object.__setattr__(self, "shapes", shapes)
+        if len(self.input_shape) != 2:
+            raise ValueError(f"input_shape must be (d_0, t), got {self.input_shape!r}")
+        d0 = _check_size(self.input_shape[0], "input width d_0")
+        t = _check_size(self.input_shape[1], "t")
+        object.__setattr__(self, "input_shape", (d0, t))
+        if not callable(self.forward):
+            raise TypeError("forward must be callable")
+        if self.generators is not None and not callable(self.generators):
+            raise TypeError("generators must be callable or None")
+
+    @property
+    def n_params(self) -> int:
+        """The number of parameters ``P`` (the sum of the blocks' sizes)."""
+        return int(sum(int(np.prod(s)) for s in self.shapes))
+
+    def split(self, vector: Any) -> list[Any]:
+        """Cut a flat parameter vector (numpy or torch, shape ``[P]``) into the blocks."""
+        out, pos = [], 0
+        for s in self.shapes:
+            n = int(np.prod(s))
+            out.append(vector[pos : pos + n].reshape(s))
+            pos += n
+        return out
+
+
+def _check_t(t: Any) -> int:
+    return _check_size(t, "t (tokens per input)")
+
+
+def lightning_parametrization(
+    widths: Sequence[int], attn: Sequence[int], t: int = 3, normalized: bool = False
+) -> Parametrization:
+    """The deep self-attention network ``W = (Q_1, K_1, V_1, …) ↦ φ_W`` as a map for the engine.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        ``(d_0, …, d_l)``.
+    attn : sequence of int
+        ``(a_1, …, a_l)``.
+    t : int
+        Tokens per input (``t ≥ 1``; the dimension formulas assume ``t ≥ 2``).
+    normalized : bool
+        ``False`` (lightning, polynomial) or ``True`` (softmax, not polynomial).
+
+    Returns
+    -------
+    Parametrization
+        Blocks in :func:`lsa_lib._core.flatten_layers` order; generators: the three symmetries
+        of :func:`lsa_lib.symmetries.symmetry_generators` (scaling only when not normalized).
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    widths, attn = check_architecture(widths, attn)
+    t = _check_t(t)
+    if not isinstance(normalized, (bool, np.bool_)):
+        raise TypeError(f"normalized must be True or False, got {normalized!r}")
+    normalized = bool(normalized)
+    shapes = tuple(s for layer in layer_shapes(widths, attn) for s in layer)
+    n_layers = len(attn)
+
+    def forward(params: Sequence[Any], X: Any) -> Any:
+        layers = [tuple(params[3 * i : 3 * i + 3]) for i in range(n_layers)]
+        return _deep(X, layers, normalized)
+
+    def generators(params: Sequence[Any]) -> Any:
+        from .symmetries import symmetry_generators
+
+        layers = [tuple(params[3 * i : 3 * i + 3]) for i in range(n_layers)]
+        return symmetry_generators(layers, normalized=normalized)
+
+    kind = "softmax" if normalized else "lightning"
+    return Parametrization(
+        name=f"{kind} network, widths={widths}, attn={attn}, t={t}",
+        shapes=shapes,
+        input_shape=(widths[0], t),
+        forward=forward,
+        generators=generators,
+        polynomial=not normalized,
+    )
+
+
+def attention_value_parametrization(d: int, d_out: int, t: int = 3) -> Parametrization:
+    """One lightning layer in ``(A, V)`` coordinates: ``(A, V) ↦ (X ↦ V X Xᵀ A X)``.
+
+    Parameters
+    ----------
+    d, d_out : int
+        Input and output widths: ``A`` has shape ``(d, d)``, ``V`` shape ``(d_out, d)``.
+    t : int
+        Tokens per input.
+
+    Returns
+    -------
+    Parametrization
+        Blocks ``[A, V]`` (``d² + d·d_out`` parameters); generator: the scaling ``(A, -V)``.
+
+    Notes
+    -----
+    Explained in the chapter "Single-layer fibers".
+    """
+    d, d_out, t = _check_size(d, "d"), _check_size(d_out, "d_out"), _check_t(t)
+
+    def forward(params: Sequence[Any], X: Any) -> Any:
+        A, V = params
+        return ((V @ X) @ X.mT) @ (A @ X)
+
+    def generators(params: Sequence[Any]) -> list[list[Any]]:
+        A, V = params
+        return [[A, -V]]
+
+    return Parametrization(
+        name=f"lightning layer in (A, V), d={d}, d'={d_out}, t={t}",
+        shapes=((d, d), (d_out, d)),
+        input_shape=(d, t),
+        forward=forward,
+        generators=generators,
+    )
+
+
+# =========================================================================================
+# Results
+# =========================================================================================
+@dataclass(frozen=True)
+class NumericalDimension:
+    """A float64 Jacobian rank, read at the largest gap of the singular values.
+
+    Attributes
+    ----------
+    rank : int
+        The rank (the dimension, at a random point of a generic parametrization).
+    gap : float
+        The factor by which the singular values drop after the ``rank``-th one.
+    runner_up : float
+        The second-largest drop (another candidate rank's gap).
+    singular_values : numpy.ndarray, shape=[min(rows, P)]
+        All singular values of the sampled Jacobian, largest first.
+    n_params : int
+        ``P``, the number of columns.
+    n_inputs : int
+        The number of random inputs ``X`` the Jacobian was sampled on.
+    t : int
+        Tokens per input.
+    seconds : float
+        Wall time of the Jacobian and the SVD.
+    """
+
+    rank: int
+    gap: float
+    runner_up: float
+    singular_values: np.ndarray = field(repr=False)
+    n_params: int
+    n_inputs: int
+    t: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CertifiedDimension:
+    """Certified bounds ``lower ≤ rank ≤ upper`` from exact arithmetic modulo a prime.
+
+    Attributes
+    ----------
+    lower : int
+        The rank mod ``p`` of the sampled Jacobian (a certified lower bound).
+    upper : int
+        ``P`` minus the rank mod ``p`` of the symmetry tangents (a certified upper bound).
+    n_params : int
+        ``P``.
+    prime : int
+        The prime ``p``.
+    n_inputs : int
+        The number of integer inputs the Jacobian was sampled on.
+    t : int
+        Tokens per input.
+    seconds : float
+        Wall time.
+    """
+
+    lower: int
+    upper: int
+    n_params: int
+    prime: int
+    n_inputs: int
+    t: int
+    seconds: float
+
+    @property
+    def exact(self) -> bool:
+        """``True`` if the bounds meet (the dimension is certified)."""
+        return self.lower == self.upper
+
+    @property
+    def dimension(self) -> int:
+        """The certified value; raises ``ValueError`` if the bounds do not meet."""
+        if not self.exact:
+            raise ValueError(
+                f"the bounds do not meet ({self.lower} ≤ rank ≤ {self.upper}): no certified value"
+            )
+        return self.lower
+
+
+# =========================================================================================
+# The float engine
+# =========================================================================================
+def _default_inputs(param: Parametrization, k: int, margin: float = 1.2) -> int:
+    """The least ``n`` with ``n · (outputs per input) ≥ margin · k`` (plus two spare inputs)."""
+    out = _outputs_per_input(param)
+    return int(np.ceil(margin * k / out)) + 2
+
+
+def _outputs_per_input(param: Parametrization) -> int:
+    cached = _OUT_CACHE.get(id(param))
+    if cached is not None and cached[0] is param:
+        return cached[1]
+    import torch
+
+    ps = [torch.zeros(s, dtype=torch.float64) for s in param.shapes]
+    X = torch.zeros((1, *param.input_shape), dtype=torch.float64)
+    with torch.no_grad():
+        y = param.forward(ps, X)
+    n = int(np.prod(tuple(y.shape[1:]))) if y.ndim > 1 else 1
+    _OUT_CACHE[id(param)] = (param, n)
+    return n
+
+
+_OUT_CACHE: dict[int, tuple[Parametrization, int]] = {}
+
+
+def _check_n_inputs(n_inputs: Any) -> int | None:
+    if n_inputs is None:
+        return None
+    return _check_size(n_inputs, "n_inputs")
+
+
+def _check_params(param: Parametrization, params: Any, *, exact: bool) -> list[np.ndarray]:
+    if isinstance(params, (str, bytes)) or not isinstance(params, Sequence):
+        raise TypeError("params must be a list of arrays, one per parameter block")
+    if len(params) != len(param.shapes):
+        raise ValueError(
+            f"params has {len(params)} blocks, but {param.name} has {len(param.shapes)}"
+        )
+    out = []
+    for i, (p, s) in enumerate(zip(params, param.shapes)):
+        if hasattr(p, "detach"):
+            p = p.detach().cpu().numpy()
+        if exact:
+            arr = np.asarray(p)
+        else:
+            arr = as_array(p, f"params[{i}]", min_ndim=0)
+            arr = np.asarray(arr, dtype=np.float64)
+        if tuple(arr.shape) != tuple(s):
+            raise ValueError(f"params[{i}] must have shape {s}, got {tuple(arr.shape)}")
+        out.append(arr)
+    return out
+
+
+def _check_min_gap(min_gap: Any) -> float:
+    if not isinstance(min_gap, (int, float, np.floating, np.integer)) or not min_gap > 1:
+        raise ValueError(f"min_gap must be a number > 1, got {min_gap!r}")
+    return float(min_gap)
+
+
+def float_jacobian(
+    param: Parametrization, params: Sequence[Any], X: Any, *, chunk: int | None = None
+) -> np.ndarray:
+    """The float64 Jacobian of all outputs on inputs ``X`` with respect to all parameters.
+
+    Forward mode (``torch.func.jvp`` batched with ``vmap`` over the ``P`` unit directions):
+    the parametrizations here have few parameters and many outputs, so ``P`` forward passes
+    beat one backward pass per output coordinate.
+
+    Parameters
+    ----------
+    param : Parametrization
+    params : list of array-like
+        The point, one array per block.
+    X : array-like, shape=[n, d_0, t]
+        The inputs.
+    chunk : int, optional
+        How many directions to push at once (default: as many as keep ~2·10⁷ output numbers).
+
+    Returns
+    -------
+    numpy.ndarray, shape=[n · (outputs per input), P]
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas" (the rank engine).
+    """
+    import torch
+    from torch.func import jvp, vmap
+
+    theta = torch.as_tensor(
+        np.concatenate([np.asarray(p, dtype=np.float64).ravel() for p in params])
+    )
+    Xt = torch.as_tensor(np.asarray(X, dtype=np.float64))
+    P = theta.numel()
+
+    def f(th: Any) -> Any:
+        return param.forward(param.split(th), Xt).reshape(-1)
+
+    with torch.no_grad():
+        n_out = int(f(theta).numel())
+    if chunk is None:
+        chunk = max(1, min(P, int(2e7 // max(n_out, 1))))
+    eye = torch.eye(P, dtype=torch.float64)
+    push = vmap(lambda v: jvp(f, (theta,), (v,))[1])
+    cols = [push(eye[s : s + chunk]) for s in range(0, P, chunk)]
+    return torch.cat(cols).T.contiguous().numpy()
+
+
+def numerical_rank(
+    param: Parametrization,
+    params: Sequence[Any] | None = None,
+    *,
+    n_inputs: int | None = None,
+    seed: int = 0,
+    min_gap: float = DEFAULT_MIN_GAP,
+) -> NumericalDimension:
+    """The rank of the parametrization's Jacobian in float64, read at the largest gap.
+
+    Parameters
+    ----------
+    param : Parametrization
+        The map (any ``forward``, polynomial or not).
+    params : list of array-like, optional
+        The point (one float array per block); default: standard normal, seeded by ``seed``.
+    n_inputs : int, optional
+        The number of random normal inputs ``X``; default: the least ``n`` with
+        ``n · (outputs per input) ≥ 1.2 P``, plus 2, so that the sampled Jacobian can reach
+        full column rank.
+    seed : int
+        Seeds the point (when not given) and the inputs.
+    min_gap : float
+        The least drop of the singular values accepted (default ``1e4``).
+
+    Returns
+    -------
+    NumericalDimension
+        At a random point, the rank is the dimension of the image (the neuromanifold) with
+        probability one, *if* the gap is real; the gap and the runner-up say how clear it is.
+
+    Raises
+    ------
+    RankAmbiguityError
+        If the singular values have no drop of at least ``min_gap`` (float64 cannot tell).
+    ValueError
+        On blocks of the wrong shape, a non-positive ``n_inputs``, or ``min_gap ≤ 1``.
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas" (the rank engine). The Jacobian is
+    :func:`float_jacobian` (forward mode); the rank is read by :func:`read_rank`.
+    """
+    if not isinstance(param, Parametrization):
+        raise TypeError(f"param must be a Parametrization, got {type(param).__name__}")
+    n_inputs = _check_n_inputs(n_inputs)
+    min_gap = _check_min_gap(min_gap)
+    seed = _check_seed(seed)
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    if params is None:
+        point = [rng.standard_normal(s) for s in param.shapes]
+    else:
+        point = _check_params(param, params, exact=False)
+    P = param.n_params
+    n = n_inputs if n_inputs is not None else _default_inputs(param, P)
+    X = rng.standard_normal((n, *param.input_shape))
+    J = float_jacobian(param, point, X)
+    s = np.linalg.svd(J, compute_uv=False)
+    reading = read_rank(s, J.shape, min_gap=min_gap)
+    return NumericalDimension(
+        rank=reading.rank,
+        gap=reading.gap,
+        runner_up=reading.runner_up,
+        singular_values=reading.singular_values,
+        n_params=P,
+        n_inputs=n,
+        t=param.input_shape[1],
+        seconds=time.perf_counter() - start,
+    )
+
+
+def numerical_dimension(
+    widths: Sequence[int],
+    attn: Sequence[int],
+    t: int = 3,
+    normalized: bool = False,
+    n_inputs: int | None = None,
+    seed: int = 0,
+    min_gap: float = DEFAULT_MIN_GAP,
+) -> NumericalDimension:
+    """The float64 dimension estimate of a deep lightning (or softmax) network.
+
+    :func:`numerical_rank` of :func:`lightning_parametrization` at a random normal point, on
+    ``n_inputs`` random normal inputs.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        ``(d_0, …, d_l)``.
+    attn : sequence of int
+        ``(a_1, …, a_l)``.
+    t : int
+        Tokens per input.
+    normalized : bool
+        ``True`` for softmax layers.
+    n_inputs : int, optional
+        Default: enough for the Jacobian to reach full column rank (see :func:`numerical_rank`).
+    seed : int
+        Seeds the point and the inputs.
+    min_gap : float
+        The least singular-value drop accepted.
+
+    Returns
+    -------
+    NumericalDimension
+
+    Raises
+    ------
+    RankAmbiguityError
+        If the singular values show no trustworthy gap (deep lightning networks are badly
+        conditioned: use :func:`certified_dimension`).
+    ValueError
+        On a bad architecture, ``t < 1`` or ``n_inputs < 1``.
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    param = lightning_parametrization(widths, attn, t=t, normalized=normalized)
+    return numerical_rank(param, n_inputs=n_inputs, seed=seed, min_gap=min_gap)
+
+
+# =========================================================================================
+# The certified (exact, modular) engine
+# =========================================================================================
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -> np.ndarray:
+    """The symmetry tangents at ``point`` as residues mod ``p``, shape ``(n_generators, P)``."""
+    P = param.n_params
+    if param.generators is None:
+        return np.zeros((0, P))
+    gens = param.generators([np.asarray(x) for x in point])
+    if isinstance(gens, np.ndarray) and gens.ndim == 2 and gens.dtype != object:
+        if gens.shape[1] != P:
+            raise ValueError(f"generators returned {gens.shape[1]} columns, expected P = {P}")
+        return _modp.as_residues(gens, p, "generators")
+    rows = []
+    for g in gens:
+        if isinstance(g, np.ndarray) and g.ndim == 1:
+            flat = g
+        else:
+            flat = np.concatenate([np.asarray(b).reshape(-1) for b in g])
+        if flat.shape[0] != P:
+            raise ValueError(f"a generator has {flat.shape[0]} entries, expected P = {P}")
+        rows.append(_modp.as_residues(flat, p, "generators"))
+    if not rows:
+        return np.zeros((0, P))
+    return np.stack(rows)
+
+
+def _exact_jacobian(
+    param: Parametrization, point: list[np.ndarray], X: np.ndarray, C: np.ndarray | None, p: int
+) -> np.ndarray:
+    """``J C mod p``: the Jacobian at ``point`` on inputs ``X`` times the directions ``C``.
+
+    ``C`` has shape ``(P, k)`` (``None``: all ``P`` unit directions). Computed by pushing ``k``
+    tangent directions through ``forward`` with :class:`lsa_lib._modp.ModDual`.
+    """
+    P = param.n_params
+    duals, pos = [], 0
+    for x, s in zip(point, param.shapes):
+        size = int(np.prod(s))
+        if C is None:
+            tan = np.zeros((P, size))
+            tan[np.arange(pos, pos + size), np.arange(size)] = 1.0
+        else:
+            tan = np.ascontiguousarray(C[pos : pos + size].T)
+        duals.append(_modp.ModDual(x, tan.reshape((-1, *s)), p))
+        pos += size
+    Xd = _modp.ModDual(X, None, p)
+    y = param.forward(duals, Xd)
+    if not isinstance(y, _modp.ModDual):
+        raise TypeError("forward did not return an array built from its parameters")
+    k = P if C is None else C.shape[1]
+    if y.tangent is None:
+        return np.zeros((int(np.prod(y.value.shape)), k))
+    return y.tangent.reshape(k, -1).T
+
+
+def certified_rank(
+    param: Parametrization,
+    params: Sequence[Any] | None = None,
+    *,
+    seed: int = 0,
+    prime: int | None = None,
+    n_inputs: int | None = None,
+) -> CertifiedDimension:
+    """Certified bounds on the rank of a polynomial parametrization, by exact arithmetic mod ``p``.
+
+    At an integer point ``θ`` (``params``, or random residues mod ``p``) and random integer
+    inputs ``X_1, …, X_n``:
+
+    * **upper bound** ``P - o``, with ``o`` the rank mod ``p`` of the symmetry tangents
+      ``G(θ)`` (rows: ``param.generators``). Why it holds: each tangent is the derivative of a
+      curve of parameters along which the function does not change, so it lies in the kernel
+      of the differential ``dφ_θ``; hence ``rank dφ_θ ≤ P - rank_Q G(θ)``. Reducing an integer
+      matrix mod ``p`` can only lower its rank (a non-zero minor mod ``p`` is a non-zero
+      integer), so ``rank_p G(θ) ≤ rank_Q G(θ)`` and ``P - o`` bounds ``rank dφ_θ``. It also
+      bounds the dimension (the generic rank): at a generic ``θ'``,
+      ``rank dφ_θ' ≤ P - rank G(θ')`` and ``rank G(θ') ≥ rank G(θ)``, since the generic rank
+      of a polynomial matrix is its largest rank.
+    * **lower bound** ``rank_p(J C)``, with ``J`` the Jacobian of the outputs on the inputs
+      (an integer matrix, computed mod ``p`` by forward-mode dual numbers) and ``C`` a random
+      ``P × k`` matrix mod ``p``, ``k = P - o`` (column compression; ``C = I`` without
+      generators). Why it holds: ``rank_p(J C) ≤ rank_p(J) ≤ rank_Q(J) ≤ rank dφ_θ ≤
+      dim``: compressing columns cannot raise a rank, reduction mod ``p`` cannot raise it, a
+      finite sample of outputs sees at most the whole differential, and the rank at any point
+      is at most the generic rank (the dimension of the image).
+
+    Neither bound depends on luck; randomness only decides whether they **meet** (by the
+    Schwartz–Zippel lemma, with probability close to one when the point, the inputs and ``C``
+    are random mod a large prime and enough inputs are sampled). If they do not meet and the
+    point was random, the computation is repeated once with another seed and twice the inputs,
+    keeping the larger lower and the smaller upper bound (both remain valid for the dimension).
+
+    Parameters
+    ----------
+    param : Parametrization
+        A polynomial parametrization (``param.polynomial``), with integer coefficients.
+    params : list of array-like of int, optional
+        The point ``θ`` (integer entries); default: uniform random residues mod ``p``.
+    seed : int
+        Seeds the point, the inputs and ``C``.
+    prime : int, optional
+        A prime ``2 < p < 2^20`` (default ``1048573``, the largest below ``2^20``).
+    n_inputs : int, optional
+        Default: the least ``n`` with ``n · (outputs per input) ≥ 1.1 k``, plus 1.
+
+    Returns
+    -------
+    CertifiedDimension
+        ``lower ≤ rank dφ_θ ≤ upper`` at the given point, and ``lower ≤ dim ≤ upper``.
+
+    Raises
+    ------
+    ValueError
+        If ``param`` is not polynomial, ``params`` are not integers of the right shapes, or
+        ``prime`` is not a prime below ``2^20``.
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas" (the rank engine). Exactness of float64
+    arithmetic on residues: see :mod:`lsa_lib._modp`.
+    """
+    if not isinstance(param, Parametrization):
+        raise TypeError(f"param must be a Parametrization, got {type(param).__name__}")
+    if not param.polynomial:
+        raise ValueError(
+            f"{param.name} is not polynomial (e.g. softmax): only numerical_rank applies"
+        )
+    p = _modp.DEFAULT_PRIME if prime is None else _modp._check_prime(prime)
+    seed = _check_seed(seed)
+    n_inputs = _check_n_inputs(n_inputs)
+    start = time.perf_counter()
+    given = params is not None
+    if given:
+        point = [
+            _modp.as_residues(x, p, f"params[{i}]")
+            for i, x in enumerate(_check_params(param, params, exact=True))
+        ]
+    lower, upper, used = -1, param.n_params + 1, 0
+    attempts = 1 if given else 2
+    for attempt in range(attempts):
+        rng = np.random.default_rng([seed, attempt])
+        if not given:
+            point = [rng.integers(0, p, size=s).astype(np.float64) for s in param.shapes]
+        lo, up, n = _certify_once(param, point, p, rng, n_inputs, scale=1 + attempt)
+        lower, upper, used = max(lower, lo), min(upper, up), max(used, n)
+        if lower == upper:
+            break
+    return CertifiedDimension(
+        lower=int(lower),
+        upper=int(upper),
+        n_params=param.n_params,
+        prime=p,
+        n_inputs=int(used),
+        t=param.input_shape[1],
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _certify_once(
+    param: Parametrization,
+    point: list[np.ndarray],
+    p: int,
+    rng: np.random.Generator,
+    n_inputs: int | None,
+    scale: int,
+) -> tuple[int, int, int]:
+    P = param.n_params
+    G = _generator_matrix(param, point, p)
+    o = _modp.rank_mod_p(G, p) if G.shape[0] else 0
+    upper = P - o
+    k = upper
+    if k == 0:
+        return 0, 0, 0
+    n = n_inputs if n_inputs is not None else scale * _default_inputs_exact(param, k)
+    X = rng.integers(0, p, size=(n, *param.input_shape)).astype(np.float64)
+    C = None if k == P else rng.integers(0, p, size=(P, k)).astype(np.float64)
+    JC = _exact_jacobian(param, point, X, C, p)
+    lower = _modp.rank_mod_p(JC, p)
+    return lower, upper, n
+
+
+def _default_inputs_exact(param: Parametrization, k: int) -> int:
+    out = _outputs_per_input(param)
+    return int(np.ceil(1.1 * k / out)) + 1
+
+
+def certified_dimension(
+    widths: Sequence[int], attn: Sequence[int], t: int = 3, seed: int = 0
+) -> CertifiedDimension:
+    """Certified bounds on the dimension of a deep lightning network's neuromanifold.
+
+    :func:`certified_rank` of :func:`lightning_parametrization` (``normalized=False``) at a
+    random integer point: the lower bound is the rank mod ``p`` of the Jacobian, the upper bound
+    ``P`` minus the rank mod ``p`` of the three symmetries' tangent vectors; see
+    :func:`certified_rank` for why each holds.
+
+    Parameters
+    ----------
+    widths : sequence of int
+        ``(d_0, …, d_l)``.
+    attn : sequence of int
+        ``(a_1, …, a_l)``.
+    t : int
+        Tokens per input.
+    seed : int
+        Seeds the point, the inputs and the column compression.
+
+    Returns
+    -------
+    CertifiedDimension
+        ``.exact`` is ``True`` when the bounds meet; then ``.dimension`` is certified.
+
+    Raises
+    ------
+    ValueError
+        On a bad architecture or ``t < 1``.
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas".
+    """
+    param = lightning_parametrization(widths, attn, t=t, normalized=False)
+    return certified_rank(param, seed=seed)

@@ -1,0 +1,357 @@
+"""Exact arithmetic modulo a prime ``p < 2^20`` on float64 arrays (private helper of the rank engine).
+
+Why float64 and not int64: BLAS multiplies float64 matrices fast and exactly as long as every
+number it meets is an integer of absolute value below ``2^53`` (all such integers are floats,
+and a sum or product of them that stays below ``2^53`` is computed without rounding, in any
+order, with or without fused multiply-add). Residues live in ``[0, p)``, so one product is at
+most ``(p - 1)^2`` and a dot product of length ``n`` at most ``n (p - 1)^2``; every partial sum
+of these non-negative terms is bounded by the total. With ``p < 2^20`` we have
+``(p - 1)^2 < 2^40`` and any ``n <= 2^53 / (p - 1)^2`` (8192 for ``p = 1048573``) is safe:
+:func:`mm` splits longer inner dimensions into chunks of at most that length and reduces each
+chunk before adding (a sum of two residues is below ``2 p``). Elementwise products of two
+residues are below ``2^40``, sums of a few of them far below ``2^53``.
+
+Contents: :func:`reduce` (the residue of an integer-valued array), :func:`mm` (exact matrix
+product mod ``p``), :class:`ModDual` (forward-mode dual numbers mod ``p``: a value and ``k``
+tangent directions, with ``@``, ``.mT``, ``+``, ``-``, ``*``), and :func:`rank_mod_p` (the exact
+rank of a matrix over ``F_p`` by a recursive, BLAS-based elimination).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: The default prime: the largest prime below ``2^20``.
+DEFAULT_PRIME = 1048573
+
+_LEAF = 24  # width below which elimination proceeds one column at a time
+
+
+def _check_prime(p: int) -> int:
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+        raise ValueError(f"prime must be an integer, got {p!r}")
+    p = int(p)
+    if not 2 < p < 2**20:
+        raise ValueError(f"prime must satisfy 2 < p < 2^20 (so that products are exact), got {p}")
+    if any(p % q == 0 for q in range(2, int(p**0.5) + 1)):
+        raise ValueError(f"{p} is not prime")
+    return p
+
+
+def max_inner(p: int) -> int:
+    """The longest dot product of residues mod ``p`` that float64 sums exactly (``< 2^53``)."""
+    return max(1, (2**53 - 1) // ((p - 1) ** 2))
+
+
+def reduce(x: np.ndarray, p: int) -> np.ndarray:
+    """The residue in ``[0, p)`` of a float64 array of integers ``|x| < 2^53`` (in place).
+
+    ``q = floor(x / p)`` is computed as ``floor(x * (1/p))``, which can be off by one when
+    ``x / p`` is within rounding of an integer; ``x - q p`` is exact (both terms are integers
+    below ``2^53``) and the two possible off-by-one results are corrected afterwards.
+    """
+    q = np.multiply(x, 1.0 / p)
+    np.floor(q, out=q)
+    q *= p
+    np.subtract(x, q, out=x)
+    x[x < 0] += p
+    x[x >= p] -= p
+    return x
+
+
+def as_residues(x: Any, p: int, name: str = "array") -> np.ndarray:
+    """Integer-valued array-like → float64 residues in ``[0, p)``; non-integers raise."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real integers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        return np.mod(arr.astype(np.int64), p).astype(np.float64)
+    if not np.isfinite(arr).all() or not np.array_equal(arr, np.round(arr)):
+        raise ValueError(f"{name} must hold integers for exact arithmetic mod p")
+    if np.abs(arr).max(initial=0) >= 2**53:
+        raise ValueError(f"{name} has entries too large to be exact in float64")
+    return np.mod(arr.astype(np.float64), p)
+
+
+def mm(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
+    """Exact ``(A @ B) mod p`` for residue arrays (numpy broadcasting of batch axes)."""
+    n = A.shape[-1]
+    step = max_inner(p)
+    if n <= step:
+        return reduce(np.matmul(A, B), p)
+    out = None
+    for s in range(0, n, step):
+        part = reduce(np.matmul(A[..., s : s + step], B[..., s : s + step, :]), p)
+        out = part if out is None else reduce(out + part, p)
+    return out
+
+
+def _pad(T: np.ndarray, ndim: int) -> np.ndarray:
+    """Insert axes after the tangent axis so that ``T[i]`` has ``ndim`` axes (broadcasting)."""
+    extra = ndim - (T.ndim - 1)
+    if extra <= 0:
+        return T
+    return T.reshape(T.shape[:1] + (1,) * extra + T.shape[1:])
+
+
+def _tan_left(T: np.ndarray, W: np.ndarray, p: int) -> np.ndarray:
+    """``T[i] @ W`` for every tangent ``i``: one BLAS call per batch entry (``k`` folded into rows)."""
+    k = T.shape[0]
+    Tb = np.moveaxis(T, 0, -3)  # (*B, k, m, r)
+    m, r = Tb.shape[-2:]
+    Tb = Tb.reshape(Tb.shape[:-3] + (k * m, r))
+    R = mm(Tb, W, p)  # (*B', k m, s)
+    R = R.reshape(R.shape[:-2] + (k, m, R.shape[-1]))
+    return np.moveaxis(R, -3, 0)
+
+
+def _tan_right(W: np.ndarray, T: np.ndarray, p: int) -> np.ndarray:
+    """``W @ T[i]`` for every tangent ``i`` (``k`` folded into the columns)."""
+    k = T.shape[0]
+    Tb = np.moveaxis(T, 0, -2)  # (*B, r, k, s)
+    r, s = Tb.shape[-3], Tb.shape[-1]
+    Tb = Tb.reshape(Tb.shape[:-3] + (r, k * s))
+    R = mm(W, Tb, p)  # (*B', m, k s)
+    R = R.reshape(R.shape[:-1] + (k, s))
+    return np.moveaxis(R, -2, 0)
+
+
+class ModDual:
+    """Forward-mode dual numbers modulo a prime: a value and ``k`` tangent directions.
+
+    ``value`` has shape ``S``; ``tangent`` has shape ``(k, *S)`` (or is ``None`` for a
+    constant). The operations ``@``, ``.mT``, ``+``, ``-`` (binary and unary) and ``*`` follow
+    the product rule exactly over ``F_p``; plain arrays and integers are treated as constants.
+    All entries are residues in ``[0, p)`` stored as float64 (see the module docstring for why
+    this is exact).
+    """
+
+    __array_ufunc__ = None  # make numpy defer to our reflected operators
+    __slots__ = ("value", "tangent", "p")
+
+    def __init__(self, value: np.ndarray, tangent: np.ndarray | None, p: int):
+        self.value = value
+        self.tangent = tangent
+        self.p = p
+
+    # -- helpers -------------------------------------------------------------------------
+    def _lift(self, other: Any) -> ModDual:
+        if isinstance(other, ModDual):
+            if other.p != self.p:
+                raise ValueError("cannot combine dual numbers modulo different primes")
+            return other
+        if isinstance(other, float) and not float(other).is_integer():
+            raise TypeError("exact arithmetic mod p accepts integer constants only")
+        return ModDual(as_residues(other, self.p, "constant"), None, self.p)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.value.ndim
+
+    @property
+    def mT(self) -> ModDual:
+        t = None if self.tangent is None else np.swapaxes(self.tangent, -1, -2)
+        return ModDual(np.swapaxes(self.value, -1, -2), t, self.p)
+
+    def reshape(self, *shape: Any) -> ModDual:
+        if len(shape) == 1 and isinstance(shape[0], tuple):
+            shape = shape[0]
+        v = self.value.reshape(shape)
+        t = None if self.tangent is None else self.tangent.reshape((-1,) + v.shape)
+        return ModDual(v, t, self.p)
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def __matmul__(self, other: Any) -> ModDual:
+        o = self._lift(other)
+        p = self.p
+        value = mm(self.value, o.value, p)
+        tan = None
+        if self.tangent is not None:
+            tan = _tan_left(self.tangent, o.value, p)
+        if o.tangent is not None:
+            t2 = _tan_right(self.value, o.tangent, p)
+            tan = t2 if tan is None else reduce(np.add(tan, t2, out=tan), p)
+        return ModDual(value, tan, p)
+
+    def __rmatmul__(self, other: Any) -> ModDual:
+        return self._lift(other).__matmul__(self)
+
+    def _addsub(self, other: Any, sign: int) -> ModDual:
+        o = self._lift(other)
+        p = self.p
+        value = reduce(self.value + (o.value if sign > 0 else p - o.value), p)
+        nd = value.ndim
+        if o.tangent is None:
+            tan = (
+                None
+                if self.tangent is None
+                else np.broadcast_to(
+                    _pad(self.tangent, nd), (self.tangent.shape[0],) + value.shape
+                ).copy()
+            )
+        else:
+            ot = _pad(o.tangent, nd) if sign > 0 else p - _pad(o.tangent, nd)
+            tan = ot if self.tangent is None else reduce(_pad(self.tangent, nd) + ot, p)
+            tan = np.broadcast_to(tan, (tan.shape[0],) + value.shape).copy()
+        return ModDual(value, tan, p)
+
+    def __add__(self, other: Any) -> ModDual:
+        return self._addsub(other, 1)
+
+    def __radd__(self, other: Any) -> ModDual:
+        return self._addsub(other, 1)
+
+    def __sub__(self, other: Any) -> ModDual:
+        return self._addsub(other, -1)
+
+    def __rsub__(self, other: Any) -> ModDual:
+        return self._lift(other)._addsub(self, -1)
+
+    def __neg__(self) -> ModDual:
+        p = self.p
+        t = None if self.tangent is None else reduce(p - self.tangent, p)
+        return ModDual(reduce(p - self.value, p), t, p)
+
+    def __mul__(self, other: Any) -> ModDual:
+        o = self._lift(other)
+        p = self.p
+        value = reduce(self.value * o.value, p)
+        nd = value.ndim
+        tan = None
+        if self.tangent is not None:
+            tan = _pad(self.tangent, nd) * o.value
+        if o.tangent is not None:
+            t2 = self.value * _pad(o.tangent, nd)
+            tan = t2 if tan is None else tan + t2
+        if tan is not None:
+            tan = reduce(np.broadcast_to(tan, (tan.shape[0],) + value.shape).copy(), p)
+        return ModDual(value, tan, p)
+
+    def __rmul__(self, other: Any) -> ModDual:
+        return self.__mul__(other)
+
+    def __repr__(self) -> str:
+        k = 0 if self.tangent is None else self.tangent.shape[0]
+        return f"ModDual(shape={self.value.shape}, tangents={k}, p={self.p})"
+
+
+# ---------------------------------------------------------------------------------------
+# Exact rank over F_p
+# ---------------------------------------------------------------------------------------
+def _tri_inv(L: np.ndarray, p: int) -> np.ndarray:
+    """Inverse mod ``p`` of the unit lower-triangular matrix whose strict lower part is ``L``'s.
+
+    Large: the block formula, recursively. Small: with ``N`` the strict lower part, ``N^r = 0``
+    and ``(I + N)^{-1} = Π_j (I + (-N)^{2^j})`` over ``2^j < r`` (about ``2 log2(r)`` products).
+    """
+    r = L.shape[0]
+    if r > 96:  # block formula: inv([[A, 0], [C, B]]) = [[A⁻¹, 0], [-B⁻¹ C A⁻¹, B⁻¹]]
+        h = r // 2
+        Ai = _tri_inv(L[:h, :h], p)
+        Bi = _tri_inv(L[h:, h:], p)
+        X = np.zeros((r, r))
+        X[:h, :h] = Ai
+        X[h:, h:] = Bi
+        X[h:, :h] = reduce(p - mm(Bi, mm(L[h:, :h], Ai, p), p), p)
+        return X
+    N = np.tril(L, -1)
+    M = reduce(-N, p)  # -N mod p
+    X = np.eye(r) + M
+    j = 1
+    while 2 * j < r:
+        M = mm(M, M, p)
+        X = mm(X, np.eye(r) + M, p)
+        j *= 2
+    return X
+
+
+def _ple(A: np.ndarray, p: int) -> tuple[list[int], np.ndarray]:
+    """Gaussian elimination with row pivoting, in place, on residues ``A`` (shape ``(m, w)``).
+
+    Returns the pivot columns and the row permutation ``perm`` (the rows of the result are the
+    rows ``perm`` of the input after elimination). On return the rows below ``len(pivots)`` are
+    zero in every column, the multipliers are stored below the pivots (LAPACK style), and
+    ``len(pivots)`` is the rank of ``A`` over ``F_p``. Columns are split in halves recursively,
+    so all but ``O(m w)`` of the work is in exact BLAS matrix products (:func:`mm`).
+    """
+    m, w = A.shape
+    perm = np.arange(m)
+    if w <= _LEAF:
+        piv: list[int] = []
+        r = 0
+        for j in range(w):
+            if r == m:
+                break
+            nz = np.flatnonzero(A[r:, j])
+            if nz.size == 0:
+                continue
+            i = r + int(nz[0])
+            if i != r:
+                A[[r, i]] = A[[i, r]]
+                perm[[r, i]] = perm[[i, r]]
+            inv = pow(int(A[r, j]), p - 2, p)
+            l = reduce(A[r + 1 :, j] * inv, p)
+            A[r + 1 :, j] = l
+            if j + 1 < w and r + 1 < m:
+                upd = reduce(np.multiply.outer(l, A[r, j + 1 :]), p)
+                A[r + 1 :, j + 1 :] = reduce(A[r + 1 :, j + 1 :] + (p - upd), p)
+            piv.append(j)
+            r += 1
+        return piv, perm
+    h = w // 2
+    left = A[:, :h]
+    piv1, perm1 = _ple(left, p)
+    A[:, h:] = A[perm1, h:]
+    perm = perm1
+    r1 = len(piv1)
+    if r1 > 0:
+        L11 = A[:r1, piv1]
+        U12 = mm(_tri_inv(L11, p), A[:r1, h:], p)
+        A[:r1, h:] = U12
+        if r1 < m:
+            A[r1:, h:] = reduce(A[r1:, h:] + (p - mm(A[r1:, piv1], U12, p)), p)
+    piv2: list[int] = []
+    if r1 < m:
+        right = A[r1:, h:]
+        piv2, perm2 = _ple(right, p)
+        A[r1:, :h] = A[r1:, :h][perm2]
+        perm[r1:] = perm[r1:][perm2]
+        # the right part is already permuted in place by the recursive call
+    return piv1 + [h + j for j in piv2], perm
+
+
+def rank_mod_p(M: Any, p: int = DEFAULT_PRIME) -> int:
+    """The exact rank over ``F_p`` of an integer matrix.
+
+    Parameters
+    ----------
+    M : array-like, shape=[m, n]
+        Integer entries (any size; reduced mod ``p`` first).
+    p : int
+        A prime below ``2^20``.
+
+    Returns
+    -------
+    int
+        ``rank_{F_p}(M mod p)``, computed exactly (deterministic; no probability involved).
+    """
+    A = as_residues(M, p, "matrix")
+    if A.ndim != 2:
+        raise ValueError(f"matrix must be 2-dimensional, got shape {A.shape}")
+    if A.size == 0:
+        return 0
+    if A.shape[1] > A.shape[0]:
+        A = A.T
+    A = np.ascontiguousarray(A)
+    piv, _ = _ple(A, p)
+    return len(piv)
