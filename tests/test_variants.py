@@ -1,0 +1,268 @@
+"""Tests for lsa_lib.variants (chapter "Beyond the paper")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsa_lib import variants as V
+from lsa_lib.lightning import lightning_attention
+from lsa_lib.symmetries import pass_through
+
+RNG = np.random.default_rng(20260601)
+
+
+def _layer(a, d, d_out, rng=RNG):
+    return tuple(rng.standard_normal(s) for s in ((a, d), (a, d), (d_out, d)))
+
+
+def _close(A, B, tol=1e-9):
+    A, B = np.asarray(A), np.asarray(B)
+    return np.abs(A - B).max() <= tol * max(1.0, np.abs(B).max())
+
+
+# ------------------------------------------------------------------------------ forwards
+
+
+def test_residual_is_identity_plus_layers():
+    d, t = 3, 4
+    X = RNG.standard_normal((d, t))
+    L = [_layer(2, d, d), _layer(1, d, d)]
+    Y1 = X + lightning_attention(X, *L[0])
+    Y2 = Y1 + lightning_attention(Y1, *L[1])
+    assert _close(V.residual_attention(X, L), Y2)
+    Xt = torch.tensor(X)
+    out = V.residual_attention(Xt, L)
+    assert isinstance(out, torch.Tensor) and _close(out.numpy(), Y2)
+
+
+def test_multihead_is_sum_of_heads():
+    X = RNG.standard_normal((2, 3, 5))  # batched
+    heads = [_layer(2, 3, 2) for _ in range(3)]
+    expected = sum(lightning_attention(X, *h) for h in heads)
+    assert _close(V.multihead_attention(X, heads), expected)
+
+
+def test_transport_scores_match_definition():
+    d, a, t = 3, 2, 4
+    X = RNG.standard_normal((d, t))
+    Q, K, _ = _layer(a, d, 1)
+    R_int, s = V.rational_rotation([(3, 4, 5)])
+    R = R_int / s
+    S = V.transport_scores(X, Q, K, R)
+    for i in range(t):
+        for j in range(t):
+            P = np.linalg.matrix_power(R, j - i) if j >= i else np.linalg.matrix_power(R.T, i - j)
+            assert abs(S[i, j] - (K @ X[:, i]) @ P @ (Q @ X[:, j])) < 1e-12
+
+
+def test_transport_general_invertible_R_and_identity():
+    d, a, t = 3, 2, 3
+    X = RNG.standard_normal((d, t))
+    Q, K, Vm = _layer(a, d, 2)
+    R = np.array([[2.0, 1.0], [0.0, 1.0]])  # invertible, not orthogonal
+    S = V.transport_scores(X, Q, K, R)
+    assert abs(S[2, 0] - (K @ X[:, 2]) @ np.linalg.inv(R @ R) @ (Q @ X[:, 0])) < 1e-12
+    assert _close(V.transported_attention(X, Q, K, Vm, R), (Vm @ X) @ S)
+    assert _close(V.transported_attention(X, Q, K, Vm, np.eye(a)), lightning_attention(X, Q, K, Vm))
+    out = V.transported_attention(torch.tensor(X), Q, K, Vm, R)
+    assert isinstance(out, torch.Tensor)
+
+
+def test_metric_matches_definition():
+    d, a, t = 3, 2, 4
+    X = RNG.standard_normal((d, t))
+    Q, K, Vm = _layer(a, d, 2)
+    mu = RNG.standard_normal(d)
+    m = mu @ X
+    S = np.outer(m, m) * ((K @ X).T @ (Q @ X))
+    assert _close(V.metric_attention(X, Q, K, Vm, mu), (Vm @ X) @ S)
+    assert _close(V.metric_attention(X, Q, K, Vm, mu[None, :]), (Vm @ X) @ S)
+
+
+# ------------------------------------------------------------------------------ symmetries
+
+
+def test_residual_symmetries_survive_and_pass_through_breaks():
+    d = 3
+    X = RNG.standard_normal((d, 4))
+    L = [_layer(2, d, d), _layer(2, d, d)]
+    Y = V.residual_attention(X, L)
+    assert _close(V.residual_attention(X, V.scale_head(L, 1, -2.5)), Y)
+    G = RNG.standard_normal((2, 2))
+    assert _close(V.residual_attention(X, V.change_head_basis(L, 0, G)), Y)
+    C = np.eye(d) + 0.5 * RNG.standard_normal((d, d))
+    assert not _close(V.residual_attention(X, pass_through(L, 1, C)), Y, tol=1e-3)
+    # the same pass-through is a symmetry without skips
+    from lsa_lib.lightning import deep_attention
+
+    assert _close(deep_attention(X, pass_through(L, 1, C)), deep_attention(X, L))
+
+
+def test_head_symmetries():
+    X = RNG.standard_normal((3, 4))
+    heads = [_layer(3, 3, 2) for _ in range(3)]
+    Y = V.multihead_attention(X, heads)
+    assert _close(V.multihead_attention(X, V.permute_heads(heads, [1, 2, 0])), Y)
+    assert _close(V.multihead_attention(X, V.scale_head(heads, 2, 0.5)), Y)
+    assert _close(
+        V.multihead_attention(
+            X, V.change_head_basis(heads, 1, np.eye(3) + RNG.standard_normal((3, 3)))
+        ),
+        Y,
+    )
+    G = np.eye(3) + 0.5 * RNG.standard_normal((3, 3))
+    assert _close(V.multihead_attention(X, V.mix_heads(heads, G)), Y)
+    # moving one head alone (not a symmetry) changes the output
+    moved = list(heads)
+    moved[0] = (heads[0][0], heads[0][1], 2.0 * heads[0][2])
+    assert not _close(V.multihead_attention(X, moved), Y, tol=1e-3)
+
+
+def test_mix_heads_needs_a_at_least_d():
+    heads = [_layer(2, 3, 2) for _ in range(2)]
+    with pytest.raises(ValueError, match="a ≥ d"):
+        V.mix_heads(heads, np.eye(2))
+
+
+def test_transport_centralizer_and_broken_gl():
+    d, a, t = 3, 4, 5
+    X = RNG.standard_normal((d, t))
+    Q, K, Vm = _layer(a, d, 2)
+    R_int, s = V.rational_rotation([(3, 4, 5), (5, 12, 13)])
+    R = R_int / s
+    basis = V.commutant_basis(R_int)
+    assert len(basis) == 4  # two distinct angles: C(R) = C* × C*, real dimension 4
+    for B in basis:
+        assert np.array_equal(B @ R_int, R_int @ B)
+    G = np.eye(a) + sum(RNG.standard_normal() * B / np.abs(B).max() for B in basis)
+    Y = V.transported_attention(X, Q, K, Vm, R)
+    Q2, K2 = V.change_transport_basis(Q, K, G, R)
+    assert _close(V.transported_attention(X, Q2, K2, Vm, R), Y)
+    Gbad = np.eye(a) + 0.5 * RNG.standard_normal((a, a))
+    with pytest.raises(ValueError, match="commute"):
+        V.change_transport_basis(Q, K, Gbad, R)
+    ((Q3, K3, _),) = V.change_head_basis([(Q, K, Vm)], 0, Gbad)
+    assert not _close(V.transported_attention(X, Q3, K3, Vm, R), Y, tol=1e-3)
+
+
+def test_transport_breaks_permutation_equivariance():
+    d, t = 4, 4
+    X = RNG.standard_normal((d, t))
+    Q, K, Vm = _layer(2, d, d)
+    perm = [3, 1, 2, 0]
+    R = np.array([[0.0, -1.0], [1.0, 0.0]])
+    assert _close(
+        lightning_attention(X[:, perm], Q, K, Vm), lightning_attention(X, Q, K, Vm)[:, perm]
+    )
+    Y = V.transported_attention(X, Q, K, Vm, R)
+    assert not _close(V.transported_attention(X[:, perm], Q, K, Vm, R), Y[:, perm], tol=1e-3)
+
+
+def test_metric_symmetries():
+    X = RNG.standard_normal((3, 4))
+    Q, K, Vm = _layer(2, 3, 3)
+    mu = RNG.standard_normal(3)
+    Y = V.metric_attention(X, Q, K, Vm, mu)
+    Q2, mu2 = V.scale_metric(Q, mu, -1.7)
+    assert _close(V.metric_attention(X, Q2, K, Vm, mu2), Y)
+    assert not _close(V.metric_attention(X, Q, K, Vm, 2 * mu), Y, tol=1e-3)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), c=st.floats(0.1, 10), H=st.integers(1, 3))
+def test_scaling_any_head_hypothesis(seed, c, H):
+    rng = np.random.default_rng(seed)
+    heads = [_layer(2, 3, 2, rng) for _ in range(H)]
+    X = rng.standard_normal((3, 3))
+    h = seed % H
+    assert _close(
+        V.multihead_attention(X, V.scale_head(heads, h, c)), V.multihead_attention(X, heads), 1e-8
+    )
+
+
+# ------------------------------------------------------------------------------ exact helpers
+
+
+def test_rational_rotation():
+    R, s = V.rational_rotation([(3, 4, 5), (5, 12, 13)], a=5)
+    assert s == 65 and R.dtype.kind == "i"
+    assert np.array_equal(R @ R.T, s * s * np.eye(5, dtype=int))
+    assert len(V.commutant_basis(R)) == 5  # two angles and one fixed axis
+
+
+@pytest.mark.parametrize(
+    ("R", "dim"),
+    [
+        (np.eye(3, dtype=int), 9),
+        (np.array([[0, -1], [1, 0]]), 2),
+        (np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0]]), 3),
+        (np.array([[3, -4, 0, 0], [4, 3, 0, 0], [0, 0, 3, -4], [0, 0, 4, 3]]), 8),
+    ],
+)
+def test_commutant_dimension(R, dim):
+    basis = V.commutant_basis(R)
+    assert len(basis) == dim
+    M = np.array([B.ravel() for B in basis])
+    assert np.linalg.matrix_rank(M) == dim
+    assert V.transport_symmetry_dimension(R) == dim + 1
+
+
+def test_dimension_counts():
+    assert V.attention_fiber_dimension(2, 3) == 4
+    assert V.attention_fiber_dimension(4, 3) == 24 - 9
+    assert V.cubic_map_dimension(2, 2) == 12
+    assert V.residual_symmetry_dimension(3, (2, 2)) == 10
+    assert V.multihead_symmetry_dimension(3, 3, 2, mixing=False) == 20
+    assert V.multihead_symmetry_dimension(3, 3, 2) == 22
+    assert V.multihead_predicted_dimension(2, 2, 2, 1) == 7  # the paper's single layer
+    assert V.multihead_predicted_dimension(2, 2, 2, 3) == 12  # saturates
+    assert V.multihead_predicted_dimension(3, 3, 2, 3) == 45
+    assert V.metric_symmetry_dimension(2, 3) == 6
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+def test_bad_inputs():
+    X = RNG.standard_normal((3, 4))
+    Q, K, Vm = _layer(2, 3, 3)
+    with pytest.raises(ValueError, match="V of shape"):
+        V.residual_attention(X, [(Q, K, Vm[:2])])
+    with pytest.raises(TypeError, match="list of"):
+        V.residual_attention(X, (Q, K, Vm))
+    with pytest.raises(ValueError, match="d = 3"):
+        V.multihead_attention(X[:2], [(Q, K, Vm)])
+    with pytest.raises(ValueError, match="all heads"):
+        V.multihead_attention(X, [(Q, K, Vm), _layer(1, 3, 3)])
+    with pytest.raises(ValueError, match="square|shape"):
+        V.transported_attention(X, Q, K, Vm, np.eye(3))
+    with pytest.raises(ValueError, match="invertible"):
+        V.transported_attention(X, Q, K, Vm, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="mu"):
+        V.metric_attention(X, Q, K, Vm, np.ones(4))
+    with pytest.raises(ValueError, match="non-finite"):
+        V.metric_attention(X, Q, K, Vm, np.array([1.0, np.nan, 0.0]))
+    with pytest.raises(TypeError):
+        V.multihead_attention("tokens", [(Q, K, Vm)])
+    with pytest.raises(ValueError, match="Pythagorean"):
+        V.rational_rotation([(3, 4, 6)])
+    with pytest.raises(ValueError, match="too small"):
+        V.rational_rotation([(3, 4, 5)], a=1)
+    with pytest.raises(ValueError, match="integer"):
+        V.commutant_basis(np.array([[0.5, 0.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="permutation"):
+        V.permute_heads([(Q, K, Vm)] * 2, [0, 0])
+    with pytest.raises(ValueError, match="h must"):
+        V.scale_head([(Q, K, Vm)], 1, 2.0)
+    with pytest.raises(ValueError, match="non-zero"):
+        V.scale_head([(Q, K, Vm)], 0, 0.0)
+    with pytest.raises(ValueError, match="non-zero"):
+        V.scale_metric(Q, np.ones(3), 0)
+    with pytest.raises(ValueError, match="invertible"):
+        V.change_head_basis([(Q, K, Vm)], 0, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="positive integer"):
+        V.cubic_map_dimension(0, 2)
