@@ -66,6 +66,11 @@ def as_residues(x: Any, p: int, name: str = "array") -> np.ndarray:
     if hasattr(x, "detach"):
         x = x.detach().cpu().numpy()
     arr = np.asarray(x)
+    if arr.dtype == object and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr.flat
+    ):
+        # exact Python integers of any size (e.g. symmetry tangents built from determinants)
+        return np.array([int(v) % p for v in arr.flat], dtype=np.float64).reshape(arr.shape)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
     if np.iscomplexobj(arr):

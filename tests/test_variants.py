@@ -266,3 +266,75 @@ def test_bad_inputs():
         V.change_head_basis([(Q, K, Vm)], 0, np.zeros((2, 2)))
     with pytest.raises(ValueError, match="positive integer"):
         V.cubic_map_dimension(0, 2)
+
+
+# ------------------------------------------------------------------------------ rank engine
+
+
+@pytest.mark.parametrize(
+    ("param", "expected"),
+    [
+        (lambda: V.residual_parametrization(3, (2, 2)), 42 - 10),
+        (lambda: V.residual_parametrization(2, (1, 2, 2)), 32 - 12),
+        (lambda: V.multihead_parametrization(3, 3, 3, 2), 54 - 22),
+        (lambda: V.multihead_parametrization(3, 3, 2, 3), 45),
+        (lambda: V.multihead_parametrization(3, 2, 2, 2), 26),
+        (lambda: V.transport_parametrization(3, 2, np.array([[0, -1], [1, 0]]), t=4), 15),
+        (
+            lambda: V.transport_parametrization(
+                3, 3, *V.rational_rotation([(3, 4, 5), (5, 12, 13)])
+            ),
+            28,
+        ),
+        (lambda: V.metric_parametrization(3, 3, 2), 18),
+    ],
+)
+def test_certified_dimensions(param, expected):
+    from lsa_lib.rank import certified_rank
+
+    c = certified_rank(param())
+    assert c.exact and c.dimension == expected
+
+
+def test_generators_are_symmetries_float():
+    """Every generator lies in the kernel of the float Jacobian (transport, mixing moves)."""
+    from lsa_lib.rank import float_jacobian
+
+    rng = np.random.default_rng(3)
+    for par in (
+        V.multihead_parametrization(3, 2, 2, 3),
+        V.multihead_parametrization(2, 2, 3, 2),
+        V.transport_parametrization(2, 2, *V.rational_rotation([(3, 4, 5)])),
+        V.metric_parametrization(2, 2, 1),
+    ):
+        params = [rng.integers(-3, 4, size=s) for s in par.shapes]
+        X = rng.standard_normal((4, *par.input_shape))
+        J = float_jacobian(par, params, X)
+        G = np.array(
+            [
+                np.concatenate([np.asarray(b, dtype=float).ravel() for b in g])
+                for g in par.generators(params)
+            ]
+        )
+        G /= np.abs(G).max(axis=1, keepdims=True)
+        assert np.abs(J @ G.T).max() <= 1e-9 * np.abs(J).max()
+
+
+def test_saturated_heads_need_the_ambient_bound():
+    from lsa_lib.rank import certified_rank
+
+    c = certified_rank(V.multihead_parametrization(2, 2, 2, 3))
+    assert c.lower == V.cubic_map_dimension(2, 2) < c.upper
+
+
+def test_parametrization_bad_input():
+    with pytest.raises(ValueError, match="orthogonal"):
+        V.transport_parametrization(2, 2, np.array([[2, 0], [0, 1]]))
+    with pytest.raises(ValueError, match="integer"):
+        V.transport_parametrization(2, 2, np.eye(2) * 0.6)
+    with pytest.raises(ValueError, match="at least 2"):
+        V.metric_parametrization(2, 2, 1, t=1)
+    with pytest.raises(ValueError, match="attn"):
+        V.residual_parametrization(2, ())
+    with pytest.raises(TypeError, match="mixing"):
+        V.multihead_parametrization(2, 2, 2, 2, mixing="yes")
