@@ -37,6 +37,8 @@ from .lightning import _lightning
 from .rank import DEFAULT_MIN_GAP, float_rank
 
 __all__ = [
+    "DEFAULT_RTOL",
+    "MAX_SYMBOLIC_ENTRIES",
     "FunctionComparison",
     "FiberDimension",
     "same_function",
@@ -186,6 +188,13 @@ def _layer_to_pair(layer: Any, name: str, *, exact: bool) -> tuple[Any, Any]:
     return A, V
 
 
+def _magnitude(layer: Any, A: np.ndarray) -> np.ndarray:
+    """``|K|ᵀ|Q|`` for a layer ``(Q, K, V)``, ``|A|`` for ``(A, V)`` (entrywise absolute values)."""
+    if len(layer) == 3:
+        return np.abs(_to_float(layer[1], "K")).T @ np.abs(_to_float(layer[0], "Q"))
+    return np.abs(A)
+
+
 def _check_t(t: Any) -> int:
     if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1:
         raise ValueError(f"t (the number of tokens) must be a positive integer, got {t!r}")
@@ -220,9 +229,14 @@ class FunctionComparison:
     method : {"numeric", "symbolic"}
         How it was decided.
     rel_diff : float
-        ``‖φ_a − φ_b‖ / max(‖φ_a‖, ‖φ_b‖)`` (0 if both vanish). Numeric: Frobenius norms of
-        the outputs stacked over the random inputs. Symbolic: Euclidean norms of the exact
-        coefficient vectors of the two polynomial maps (computed exactly, then rounded).
+        The relative difference of the two functions (0 if both vanish). Numeric:
+        ``‖φ_a(X) − φ_b(X)‖ / max(‖|V_a| |X| |X|ᵀ |A_a| |X|‖, same for b)``, Frobenius norms
+        over the stacked random inputs, ``|·|`` entrywise absolute values (``|A| = |K|ᵀ |Q|``
+        for a layer given as ``(Q, K, V)``): the denominator is the size the outputs would have
+        without cancellation, which bounds float64 round-off, so a layer whose function is zero
+        up to round-off (e.g. skew ``A`` at ``t = 1``) compares as equal to the zero layer.
+        Symbolic: ``‖coef_a − coef_b‖ / max(‖coef_a‖, ‖coef_b‖)`` for the exact coefficient
+        vectors of the two polynomial maps (computed exactly, then rounded).
     t : int
         The number of tokens of the inputs the functions were compared on.
     rtol : float or None
@@ -286,7 +300,8 @@ def same_function(
         :data:`MAX_SYMBOLIC_ENTRIES`.
         ``"numeric"`` (default): both layers are evaluated in float64 on ``n_inputs`` inputs
         ``X`` with independent standard normal entries (seeded by ``seed``), and ``True``
-        means ``rel_diff ≤ rtol`` — agreement to relative precision ``rtol``, not exact
+        means ``rel_diff ≤ rtol`` (see :class:`FunctionComparison` for the scale it is
+        relative to) — agreement to relative precision ``rtol``, not exact
         equality. (If the functions differ, their difference is a nonzero polynomial and is
         nonzero at random inputs with probability one, but it may be smaller than ``rtol``.)
     t : int
@@ -353,7 +368,11 @@ def same_function(
     eye = np.eye(d)
     Y1 = _lightning(X, A1, eye, V1)
     Y2 = _lightning(X, A2, eye, V2)
-    scale = max(np.linalg.norm(Y1), np.linalg.norm(Y2))
+    aX = np.abs(X)
+    scale = max(
+        np.linalg.norm(_lightning(aX, _magnitude(layer, A), eye, np.abs(V)))
+        for layer, A, V in ((layer_a, A1, V1), (layer_b, A2, V2))
+    )
     rel = 0.0 if scale == 0 else float(np.linalg.norm(Y1 - Y2) / scale)
     return FunctionComparison(rel <= rtol, "numeric", rel, t, float(rtol), int(n_inputs))
 

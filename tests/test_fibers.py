@@ -100,6 +100,23 @@ def test_same_function_symbolic_t1():
     )
 
 
+def test_same_function_relative_to_uncancelled_size():
+    # skew A at t = 1: the function is zero up to round-off, and compares equal to zero
+    rng = np.random.default_rng(4)
+    S = rng.standard_normal((4, 4))
+    S = S - S.T
+    V = rng.standard_normal((2, 4))
+    zero = (np.zeros((4, 4)), np.zeros((2, 4)))
+    res = same_function((S, V), zero, t=1)
+    assert res and res.rel_diff < 1e-14
+    assert not same_function((S, V), zero, t=2)
+    # the same through (Q, K, V) with K^T Q skew
+    Q, K = np.eye(4)[:2], np.array([[0.0, 1, 0, 0], [-1, 0, 0, 0]])
+    assert np.allclose(K.T @ Q + Q.T @ K, 0)
+    assert same_function((Q, K, V), zero, t=1)
+    assert not same_function((Q, K, V), zero, t=2)
+
+
 def test_same_function_zero_layers():
     A, V = _pair()
     assert same_function((np.zeros_like(A), V), (A, np.zeros_like(V)))
