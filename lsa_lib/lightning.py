@@ -31,6 +31,7 @@ __all__ = [
     "attention_scores",
     "flop_count",
     "forward_time",
+    "ForwardTiming",
     "symbolic_matrix",
     "symbolic_lightning",
     "symbolic_layer",
@@ -295,6 +296,22 @@ def flop_count(d: int, d_out: int, a: int, t: int, order: Literal["linear", "qua
     raise ValueError(f"order must be 'linear' or 'quadratic', got {order!r}")
 
 
+class ForwardTiming(NamedTuple):
+    """Median times of one forward pass, in seconds (see :func:`forward_time`).
+
+    Attributes
+    ----------
+    wall : float
+        Median wall-clock time (``time.perf_counter``).
+    cpu : float
+        Median CPU time of the process (``time.process_time``): unlike wall-clock time, it
+        does not count the time other programs on a busy machine hold the processor.
+    """
+
+    wall: float
+    cpu: float
+
+
 def forward_time(
     kind: Literal["lightning", "softmax"],
     t: int,
@@ -306,19 +323,22 @@ def forward_time(
     backend: Literal["numpy", "torch"] = "numpy",
     seed: int = 0,
     query_block: int | None = 2048,
-) -> float:
-    """Median wall-clock time (seconds) of one forward pass on random float64 data.
+) -> ForwardTiming:
+    """Median wall-clock and CPU time of one forward pass on random float64 data.
 
     Parameters
     ----------
     kind : {"lightning", "softmax"}
-        Which layer to time (the lightning layer in its linear order).
+        Which layer to time (the lightning layer in its linear order), called through the
+        public functions (input checks included).
     t, d, d_out, a : int
         Sizes: ``X`` is ``(d, t)``, ``Q, K`` are ``(a, d)``, ``V`` is ``(d_out, d)``.
     repeats : int
-        Number of timed runs (after one untimed warm-up); the median is returned.
+        Number of timed runs (after one untimed warm-up); medians are returned.
     backend : {"numpy", "torch"}
-        Run on numpy arrays or on torch tensors (both float64, CPU).
+        Run on numpy arrays or on torch tensors (both float64, CPU). The number of threads is
+        the caller's business (e.g. ``torch.set_num_threads(1)``); with several threads the
+        CPU time adds up the threads' times.
     seed : int
         Seed of the random data.
     query_block : int, optional
@@ -326,8 +346,8 @@ def forward_time(
 
     Returns
     -------
-    float
-        The median time in seconds. Wall-clock times depend on the machine and its load: show
+    ForwardTiming
+        ``(wall, cpu)`` medians in seconds. Times depend on the machine and its load: show
         them, never assert on them.
 
     Notes
@@ -360,12 +380,13 @@ def forward_time(
             return softmax_attention(X, Q, K, V, query_block=query_block)
 
     run()
-    times = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         run()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return ForwardTiming(float(np.median(wall)), float(np.median(cpu)))
 
 
 class SymbolicLayer(NamedTuple):
