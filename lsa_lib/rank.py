@@ -485,13 +485,22 @@ def _check_min_gap(min_gap: Any) -> float:
 
 
 def float_jacobian(
-    param: Parametrization, params: Sequence[Any], X: Any, *, chunk: int | None = None
+    param: Parametrization,
+    params: Sequence[Any],
+    X: Any,
+    *,
+    mode: str = "auto",
+    chunk: int | None = None,
 ) -> np.ndarray:
     """The float64 Jacobian of all outputs on inputs ``X`` with respect to all parameters.
 
-    Forward mode (``torch.func.jvp`` batched with ``vmap`` over the ``P`` unit directions):
-    the parametrizations here have few parameters and many outputs, so ``P`` forward passes
-    beat one backward pass per output coordinate.
+    The inputs are independent, so the Jacobian is a stack of per-input blocks of shape
+    ``(outputs per input, P)``. Each block is computed in the mode that needs fewer passes:
+    reverse mode (``torch.func.jacrev``, one pass per output coordinate of that input) when an
+    input has fewer outputs than there are parameters, forward mode (``torch.func.jacfwd``,
+    one pass per parameter) otherwise; either way batched over inputs with ``vmap``. For the
+    softmax network of Figure 3 of [HMK25] (``δ = 10``: 30 outputs per input, ``P = 280``)
+    reverse mode per input pushes ``30 n`` vectors instead of ``280 n``.
 
     Parameters
     ----------
@@ -500,37 +509,97 @@ def float_jacobian(
         The point, one array per block.
     X : array-like, shape=[n, d_0, t]
         The inputs.
+    mode : {"auto", "forward", "reverse"}
+        ``"auto"`` picks as described above.
     chunk : int, optional
-        How many directions to push at once (default: as many as keep ~2·10⁷ output numbers).
+        How many inputs to process at once (default: about 2·10⁷ Jacobian entries per chunk).
 
     Returns
     -------
     numpy.ndarray, shape=[n · (outputs per input), P]
+        Rows ordered input by input, then as ``forward(params, X)[i].reshape(-1)``.
 
     Notes
     -----
     Explained in the chapter "Dimension formulas" (the rank engine).
     """
     import torch
-    from torch.func import jvp, vmap
+    from torch.func import jacfwd, jacrev, vmap
 
-    theta = torch.as_tensor(
-        np.concatenate([np.asarray(p, dtype=np.float64).ravel() for p in params])
-    )
+    if mode not in ("auto", "forward", "reverse"):
+        raise ValueError(f"mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
+    blocks = tuple(torch.as_tensor(np.asarray(p, dtype=np.float64)) for p in params)
     Xt = torch.as_tensor(np.asarray(X, dtype=np.float64))
-    P = theta.numel()
+    if Xt.ndim != 3 or tuple(Xt.shape[1:]) != tuple(param.input_shape):
+        raise ValueError(
+            f"X must have shape (n, {param.input_shape[0]}, {param.input_shape[1]}), "
+            f"got {tuple(Xt.shape)}"
+        )
+    P = param.n_params
+    out = _outputs_per_input(param)
+    if mode == "auto":
+        mode = "reverse" if out < P else "forward"
 
-    def f(th: Any) -> Any:
-        return param.forward(param.split(th), Xt).reshape(-1)
+    def g(ps: tuple[Any, ...], x: Any) -> Any:
+        return param.forward(list(ps), x[None]).reshape(-1)
 
-    with torch.no_grad():
-        n_out = int(f(theta).numel())
+    # differentiate with respect to the blocks (not a flat vector cut into views: in reverse
+    # mode every view would cost a full-size zero gradient and an addition)
+    jac = (jacrev if mode == "reverse" else jacfwd)(g)
+    per_input = vmap(jac, in_dims=(None, 0))
+    n = Xt.shape[0]
     if chunk is None:
-        chunk = max(1, min(P, int(2e7 // max(n_out, 1))))
-    eye = torch.eye(P, dtype=torch.float64)
-    push = vmap(lambda v: jvp(f, (theta,), (v,))[1])
-    cols = [push(eye[s : s + chunk]) for s in range(0, P, chunk)]
-    return torch.cat(cols).T.contiguous().numpy()
+        chunk = max(1, int(2e7 // max(out * P, 1)))
+    parts = []
+    for s in range(0, n, chunk):
+        jb = per_input(blocks, Xt[s : s + chunk])  # one (c, out, *shape) tensor per block
+        parts.append(torch.cat([b.reshape(b.shape[0] * out, -1) for b in jb], dim=1))
+    return torch.cat(parts).numpy()
+
+
+def _singular_values(J: np.ndarray) -> np.ndarray:
+    """Singular values of a tall matrix via QR first (``R`` has the same singular values)."""
+    if J.shape[0] > 2 * J.shape[1]:
+        J = np.linalg.qr(J, mode="r")
+    return np.linalg.svd(J, compute_uv=False)
+
+
+#: With ``n_inputs=None``, inputs are added until the sampled Jacobian has this many rows per
+#: parameter at most (then the reading is taken as it is).
+_MAX_ROWS_PER_PARAM = 64
+
+
+def _saturated_jacobian(
+    param: Parametrization, point: list[np.ndarray], rng: np.random.Generator, min_gap: float
+) -> tuple[int, np.ndarray]:
+    """Sample inputs until one more batch of random inputs no longer raises the rank.
+
+    Start with the least ``n`` with ``n · (outputs per input) ≥ 1.2 P`` (plus 2), then double
+    ``n`` (new random inputs, rows appended) until two successive readings are unambiguous and
+    equal. Why equality after doubling means saturation: the inputs ``X`` whose Jacobian rows
+    would enlarge the current row space form a Zariski-open set; if it is non-empty, a random
+    batch meets it with probability one, so a batch that adds nothing shows it is empty. The
+    count of rows alone is not enough: one input's block can have rank far below its number of
+    outputs (for the softmax network of Figure 3 at ``δ = 10``, 14 inputs give 420 rows but
+    rank < 172).
+    """
+    P = param.n_params
+    shape = param.input_shape
+    n = _default_inputs(param, P)
+    J = float_jacobian(param, point, rng.standard_normal((n, *shape)))
+    previous = None
+    while True:
+        try:
+            rank = read_rank(_singular_values(J), J.shape, min_gap=min_gap).rank
+        except RankAmbiguityError:
+            rank = None
+        if rank is not None and rank == previous:
+            return n, J
+        if J.shape[0] >= _MAX_ROWS_PER_PARAM * P:
+            return n, J
+        previous = rank
+        J = np.vstack([J, float_jacobian(param, point, rng.standard_normal((n, *shape)))])
+        n *= 2
 
 
 def numerical_rank(
@@ -550,9 +619,9 @@ def numerical_rank(
     params : list of array-like, optional
         The point (one float array per block); default: standard normal, seeded by ``seed``.
     n_inputs : int, optional
-        The number of random normal inputs ``X``; default: the least ``n`` with
-        ``n · (outputs per input) ≥ 1.2 P``, plus 2, so that the sampled Jacobian can reach
-        full column rank.
+        The number of random normal inputs ``X``. Default: start with the least ``n`` with
+        ``n · (outputs per input) ≥ 1.2 P`` (plus 2) and double ``n`` until a new batch of
+        inputs no longer raises the rank (see the chapter; at most ``64 P`` rows).
     seed : int
         Seeds the point (when not given) and the inputs.
     min_gap : float
@@ -588,10 +657,12 @@ def numerical_rank(
     else:
         point = _check_params(param, params, exact=False)
     P = param.n_params
-    n = n_inputs if n_inputs is not None else _default_inputs(param, P)
-    X = rng.standard_normal((n, *param.input_shape))
-    J = float_jacobian(param, point, X)
-    s = np.linalg.svd(J, compute_uv=False)
+    if n_inputs is not None:
+        n = n_inputs
+        J = float_jacobian(param, point, rng.standard_normal((n, *param.input_shape)))
+    else:
+        n, J = _saturated_jacobian(param, point, rng, min_gap)
+    s = _singular_values(J)
     reading = read_rank(s, J.shape, min_gap=min_gap)
     return NumericalDimension(
         rank=reading.rank,
@@ -708,14 +779,20 @@ def _exact_jacobian(
             tan = np.ascontiguousarray(C[pos : pos + size].T)
         duals.append(_modp.ModDual(x, tan.reshape((-1, *s)), p))
         pos += size
-    Xd = _modp.ModDual(X, None, p)
-    y = param.forward(duals, Xd)
-    if not isinstance(y, _modp.ModDual):
-        raise TypeError("forward did not return an array built from its parameters")
     k = P if C is None else C.shape[1]
-    if y.tangent is None:
-        return np.zeros((int(np.prod(y.value.shape)), k))
-    return y.tangent.reshape(k, -1).T
+    # inputs in chunks, so that one tangent array holds at most ~3·10⁷ numbers
+    width = max([param.input_shape[0]] + [max(s) for s in param.shapes])
+    chunk = max(1, int(3e7 // max(1, k * width * param.input_shape[1])))
+    parts = []
+    for s in range(0, X.shape[0], chunk):
+        y = param.forward(duals, _modp.ModDual(X[s : s + chunk], None, p))
+        if not isinstance(y, _modp.ModDual):
+            raise TypeError("forward did not return an array built from its parameters")
+        if y.tangent is None:
+            parts.append(np.zeros((int(np.prod(y.value.shape)), k)))
+        else:
+            parts.append(y.tangent.reshape(k, -1).T)
+    return np.vstack(parts)
 
 
 def certified_rank(
@@ -751,8 +828,8 @@ def certified_rank(
     Neither bound depends on luck; randomness only decides whether they **meet** (by the
     Schwartz–Zippel lemma, with probability close to one when the point, the inputs and ``C``
     are random mod a large prime and enough inputs are sampled). If they do not meet and the
-    point was random, the computation is repeated once with another seed and twice the inputs,
-    keeping the larger lower and the smaller upper bound (both remain valid for the dimension).
+    point was random, the computation is repeated once with another seed, keeping the larger
+    lower and the smaller upper bound (both remain valid for the dimension).
 
     Parameters
     ----------
@@ -765,7 +842,8 @@ def certified_rank(
     prime : int, optional
         A prime ``2 < p < 2^20`` (default ``1048573``, the largest below ``2^20``).
     n_inputs : int, optional
-        Default: the least ``n`` with ``n · (outputs per input) ≥ 1.1 k``, plus 1.
+        Default: start with the least ``n`` with ``n · (outputs per input) ≥ 1.1 k`` (plus 1)
+        and add inputs in rounds until the bounds meet or new inputs no longer raise the rank.
 
     Returns
     -------
@@ -805,7 +883,7 @@ def certified_rank(
         rng = np.random.default_rng([seed, attempt])
         if not given:
             point = [rng.integers(0, p, size=s).astype(np.float64) for s in param.shapes]
-        lo, up, n = _certify_once(param, point, p, rng, n_inputs, scale=1 + attempt)
+        lo, up, n = _certify_once(param, point, p, rng, n_inputs)
         lower, upper, used = max(lower, lo), min(upper, up), max(used, n)
         if lower == upper:
             break
@@ -826,8 +904,15 @@ def _certify_once(
     p: int,
     rng: np.random.Generator,
     n_inputs: int | None,
-    scale: int,
 ) -> tuple[int, int, int]:
+    """One attempt: ``(lower, upper, inputs used)`` at ``point``.
+
+    With ``n_inputs=None`` the inputs are added in rounds until the bounds meet or a round of
+    new random inputs no longer raises the rank (saturation, see :func:`_saturated_jacobian`):
+    one input's Jacobian block can have rank far below its number of outputs once the first
+    few inputs are seen (deep networks: about ``t²`` new directions per input), so the number
+    of rows is not a good guide. Each round extrapolates the rank gained per input so far.
+    """
     P = param.n_params
     G = _generator_matrix(param, point, p)
     o = _modp.rank_mod_p(G, p) if G.shape[0] else 0
@@ -835,11 +920,27 @@ def _certify_once(
     k = upper
     if k == 0:
         return 0, 0, 0
-    n = n_inputs if n_inputs is not None else scale * _default_inputs_exact(param, k)
-    X = rng.integers(0, p, size=(n, *param.input_shape)).astype(np.float64)
     C = None if k == P else rng.integers(0, p, size=(P, k)).astype(np.float64)
-    JC = _exact_jacobian(param, point, X, C, p)
-    lower = _modp.rank_mod_p(JC, p)
+    shape = param.input_shape
+
+    def rows(m: int) -> np.ndarray:
+        X = rng.integers(0, p, size=(m, *shape)).astype(np.float64)
+        return _exact_jacobian(param, point, X, C, p)
+
+    if n_inputs is not None:
+        return _modp.rank_mod_p(rows(n_inputs), p), upper, n_inputs
+    n = _default_inputs_exact(param, k)
+    J = rows(n)
+    lower = _modp.rank_mod_p(J, p)
+    prev_n, prev_lower = 0, 0
+    while lower < upper and lower > prev_lower:
+        rate = (lower - prev_lower) / (n - prev_n)  # rank gained per input, last round
+        extra = int(np.ceil(1.2 * (upper - lower) / rate)) + 1
+        extra = min(extra, 2 * n)
+        prev_n, prev_lower = n, lower
+        J = np.vstack([J, rows(extra)])
+        n += extra
+        lower = _modp.rank_mod_p(J, p)
     return lower, upper, n
 
 
