@@ -299,13 +299,9 @@ def flop_count(d: int, d_out: int, a: int, t: int, order: Literal["linear", "qua
 class ForwardTiming(NamedTuple):
     """Median times of one forward pass, in seconds (see :func:`forward_time`).
 
-    Attributes
-    ----------
-    wall : float
-        Median wall-clock time (``time.perf_counter``).
-    cpu : float
-        Median CPU time of the process (``time.process_time``): unlike wall-clock time, it
-        does not count the time other programs on a busy machine hold the processor.
+    ``wall`` is the median wall-clock time (``time.perf_counter``); ``cpu`` the median CPU
+    time of the process (``time.process_time``), which, unlike wall-clock time, does not count
+    the time other programs on a busy machine hold the processor.
     """
 
     wall: float
