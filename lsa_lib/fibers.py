@@ -607,16 +607,20 @@ class FiberDimension:
     dimension : int
         ``n_params − rank``: the dimension of the kernel of the Jacobian at the point.
     rank : int
-        The rank of the Jacobian of the parametrization at the point (float64, read at the
-        largest gap of its singular values).
+        The rank of the Jacobian of the parametrization at the point: read in float64 at the
+        largest gap of its singular values (``method="numeric"``), or certified by exact
+        arithmetic modulo a prime (``method="exact"``).
     gap : float
-        The factor by which the singular values drop at that rank.
+        The factor by which the singular values drop at that rank (``inf`` for the exact
+        method, which reads no float singular values).
     n_params : int
         The number of coordinates (``d² + d_out d`` or ``2ad + d_out d``).
     coordinates : {"AV", "QKV"}
     t : int
-    numerical : object
-        The rank engine's full result (:class:`lsa_lib.rank.NumericalDimension`).
+    method : {"numeric", "exact"}
+    details : object
+        The rank engine's full result: :class:`lsa_lib.rank.NumericalDimension` (numeric) or
+        :class:`lsa_lib.rank.CertifiedDimension` (exact).
     """
 
     dimension: int
@@ -625,7 +629,8 @@ class FiberDimension:
     n_params: int
     coordinates: str
     t: int
-    numerical: Any = field(repr=False)
+    method: str
+    details: Any = field(repr=False)
 
 
 def _balanced_factors(A: np.ndarray, a: int, min_gap: float) -> tuple[np.ndarray, np.ndarray]:
@@ -642,11 +647,22 @@ def _balanced_factors(A: np.ndarray, a: int, min_gap: float) -> tuple[np.ndarray
     return root[:, None] * Wt[:a], root[:, None] * U[:, :a].T
 
 
+def _integer_matrix(M: Any, name: str) -> np.ndarray:
+    """An int64 numpy matrix from exact integer input (refusing floats and non-integers)."""
+    if not _is_exact(M):
+        raise TypeError(f"method='exact' needs integer weights, but {name} has float entries")
+    E = _to_exact(M, name)
+    if not all(x.is_Integer for x in E):
+        raise ValueError(f"method='exact' needs integer weights, but {name} has a non-integer")
+    return np.array([[int(x) for x in E.row(i)] for i in range(E.rows)], dtype=np.int64)
+
+
 def fiber_dimension(
     *weights: Any,
     t: int = 3,
     coordinates: Literal["AV", "QKV"] | None = None,
     a: int | None = None,
+    method: Literal["numeric", "exact"] = "numeric",
     n_inputs: int | None = None,
     seed: int = 0,
     min_gap: float = DEFAULT_MIN_GAP,
@@ -654,12 +670,11 @@ def fiber_dimension(
     """The dimension of the fiber through a point: parameters minus the Jacobian's rank there.
 
     The Jacobian of the parametrization (weights ↦ outputs on random inputs with ``t`` tokens)
-    is computed in float64 by the rank engine (:func:`lsa_lib.rank.numerical_rank`) and its
-    rank read at the largest gap of the singular values. ``P − rank`` is the dimension of the
-    kernel of the differential at the point: the dimension of the fiber through the point when
-    the Jacobian has locally constant rank there (at generic points), and otherwise an upper
-    bound on the dimension of the fiber's tangent space (at singular points, e.g. rank-1
-    ``A`` and ``V``, the kernel is larger than the fiber).
+    is computed by the rank engine, and ``P − rank`` is returned: the dimension of the kernel
+    of the differential at the point. That is the dimension of the fiber through the point when
+    the Jacobian has locally constant rank there (at generic points); in general it bounds the
+    dimension of the fiber's tangent space from above (at special points the kernel can be
+    larger than the fiber).
 
     Parameters
     ----------
@@ -674,17 +689,28 @@ def fiber_dimension(
         parametrization :func:`lsa_lib.rank.attention_value_parametrization`) or ``"QKV"``
         (``P = 2ad + d_out d``, :func:`lsa_lib.rank.lightning_parametrization`). Default: the
         coordinates of the given weights. Given ``Q, K, V`` and ``"AV"``, the point is
-        ``(Kᵀ Q, V)``; given ``A, V`` and ``"QKV"``, the point is ``(Q, K, V)`` with ``(Q, K)``
+        ``(Kᵀ Q, V)``. Given ``A, V`` and ``"QKV"``, the point is ``(Q, K, V)`` with ``(Q, K)``
         the balanced SVD factors of ``A`` with ``a`` rows (default ``a = d``; needs
-        ``rank A ≤ a ≤ d``).
+        ``rank A ≤ a ≤ d``); with ``method="exact"`` it is ``(A, I_d, V)`` (``a = d`` only).
     a : int, optional
         Only for ``A, V`` in ``"QKV"`` coordinates, see above.
+    method : {"numeric", "exact"}
+        ``"numeric"`` (default): :func:`lsa_lib.rank.numerical_rank`, float64, the rank read at
+        the largest gap of the singular values (at least ``min_gap``).
+        ``"exact"``: :func:`lsa_lib.rank.certified_rank` at the given **integer** point, exact
+        arithmetic modulo a large prime. Its lower bound (rank of the sampled Jacobian mod
+        ``p``) and upper bound (``P`` minus the rank of the known symmetry directions — the
+        scaling, and in ``"QKV"`` coordinates also ``GL_a`` — at the point) are both proven;
+        when they meet the rank is certified, otherwise a ``ValueError`` reports the bounds
+        (e.g. at points where the kernel is larger than the symmetries, such as ``A = 0``).
     n_inputs : int, optional
-        Number of random inputs (the engine's default if ``None``).
+        Number of random inputs; default ``⌈2P / (d_out t)⌉ + 2``, so that the sampled
+        outputs outnumber the parameters twice (at special points, such as rank-1 weights, each
+        input carries less information than at generic ones).
     seed : int
         Seed of the random inputs.
     min_gap : float
-        The least singular-value gap at which a rank is trusted.
+        Numeric method: the least singular-value gap at which a rank is trusted.
 
     Returns
     -------
@@ -694,10 +720,13 @@ def fiber_dimension(
     Raises
     ------
     ValueError
-        On shapes that do not fit, a bad ``coordinates``/``t``/``a``, or weights given in a way
-        that does not match (e.g. ``a`` with ``Q, K, V``).
+        On shapes that do not fit, a bad ``coordinates``/``t``/``a``/``method``, weights given
+        in a way that does not match (e.g. ``a`` with ``Q, K, V``), non-integer weights for the
+        exact method, or exact bounds that do not meet.
+    TypeError
+        If the number of weight matrices is not 2 or 3, or the exact method gets floats.
     lsa_lib.rank.RankAmbiguityError
-        If the singular values have no gap of at least ``min_gap``.
+        Numeric method: if the singular values have no gap of at least ``min_gap``.
 
     Notes
     -----
@@ -705,6 +734,7 @@ def fiber_dimension(
     """
     from .rank import (  # the engine's parametrizations
         attention_value_parametrization,
+        certified_rank,
         lightning_parametrization,
         numerical_rank,
     )
@@ -712,29 +742,39 @@ def fiber_dimension(
     t = _check_t(t)
     if coordinates not in (None, "AV", "QKV"):
         raise ValueError(f"coordinates must be 'AV' or 'QKV', got {coordinates!r}")
+    if method not in ("numeric", "exact"):
+        raise ValueError(f"method must be 'numeric' or 'exact', got {method!r}")
+    exact = method == "exact"
+    conv = _integer_matrix if exact else _to_float
     if len(weights) == 2:
-        A, V = _to_float(weights[0], "A"), _to_float(weights[1], "V")
+        A, V = conv(weights[0], "A"), conv(weights[1], "V")
         d, d_out = _check_pair_shapes(A.shape, V.shape)
         coordinates = coordinates or "AV"
         if coordinates == "QKV":
             a_rows = d if a is None else a
             if isinstance(a_rows, bool) or not isinstance(a_rows, numbers.Integral) or a_rows < 1:
                 raise ValueError(f"a must be a positive integer, got {a!r}")
-            Q, K = _balanced_factors(A, int(a_rows), min_gap)
+            if exact:
+                if a_rows != d:
+                    raise ValueError(
+                        f"method='exact' factors A as Kᵀ Q with K = I, so a must be d = {d}; "
+                        "pass integer Q, K, V for other a"
+                    )
+                Q, K = A, np.eye(d, dtype=np.int64)
+            else:
+                Q, K = _balanced_factors(A, int(a_rows), min_gap)
         elif a is not None:
             raise ValueError("a is only used for (A, V) in 'QKV' coordinates")
     elif len(weights) == 3:
         if a is not None:
             raise ValueError("a is read from Q and K; do not pass it with (Q, K, V)")
-        Q, K, V = (_to_float(m, n) for m, n in zip(weights, "QKV"))
+        Q, K, V = (conv(m, n) for m, n in zip(weights, "QKV"))
         if Q.shape != K.shape:
             raise ValueError(
                 f"Q and K must have the same shape (a, d), got Q {Q.shape} and K {K.shape}"
             )
         A = K.T @ Q
         d, d_out = _check_pair_shapes(A.shape, V.shape)
-        if V.shape[1] != Q.shape[1]:
-            raise ValueError(f"V must have shape (d_out, {Q.shape[1]}), got {V.shape}")
         coordinates = coordinates or "QKV"
     else:
         raise TypeError(
@@ -746,13 +786,28 @@ def fiber_dimension(
     else:
         param = lightning_parametrization((d, d_out), (Q.shape[0],), t)
         params = [Q, K, V]
-    result = numerical_rank(param, params, n_inputs=n_inputs, seed=seed, min_gap=min_gap)
+    if n_inputs is None:  # twice as many sampled outputs as parameters (special points need more)
+        n_inputs = -(-2 * param.n_params // (d_out * t)) + 2
+    if exact:
+        cert = certified_rank(param, params, seed=seed, n_inputs=n_inputs)
+        if not cert.exact:
+            raise ValueError(
+                f"the exact bounds do not meet at this point: {cert.lower} ≤ rank ≤ {cert.upper}, "
+                f"so {cert.n_params - cert.upper} ≤ fiber dimension ≤ "
+                f"{cert.n_params - cert.lower}; the known symmetries do not span the kernel here "
+                "(use method='numeric')"
+            )
+        rank, gap, result = int(cert.lower), float("inf"), cert
+    else:
+        result = numerical_rank(param, params, n_inputs=n_inputs, seed=seed, min_gap=min_gap)
+        rank, gap = int(result.rank), float(result.gap)
     return FiberDimension(
-        dimension=int(result.n_params - result.rank),
-        rank=int(result.rank),
-        gap=float(result.gap),
-        n_params=int(result.n_params),
+        dimension=int(param.n_params - rank),
+        rank=rank,
+        gap=gap,
+        n_params=int(param.n_params),
         coordinates=coordinates,
         t=t,
-        numerical=result,
+        method=method,
+        details=result,
     )

@@ -355,6 +355,7 @@ def test_fiber_dimension_generic(d, d_out, a):
     fa = fiber_dimension(K.T @ Q, V)
     assert isinstance(fa, FiberDimension)
     assert fa.coordinates == "AV" and fa.t == 3 and fa.n_params == d * d + d_out * d
+    assert fa.method == "numeric" and fa.details.rank == fa.rank
     assert fa.dimension == 1 and fa.gap > 1e4 and fa.rank == fa.n_params - 1
     fq = fiber_dimension(Q, K, V)
     assert fq.coordinates == "QKV" and fq.n_params == 2 * a * d + d_out * d
@@ -379,6 +380,39 @@ def test_fiber_dimension_zero_fiber_and_t1():
     assert fiber_dimension(A, np.zeros_like(V)).dimension == 3 * 3
     assert fiber_dimension(A, V, t=1).dimension == 1 + 3
     assert fiber_dimension(A, V, t=2).dimension == 1
+
+
+def test_fiber_dimension_exact():
+    Q = np.array([[1, 0, 2, -1], [0, 1, 1, 1]])
+    K = np.array([[2, 1, 0, 0], [-1, 0, 1, 3]])
+    V = np.array([[1, 2, 0, 1], [0, -1, 1, 0], [1, 0, 0, 1]])
+    fq = fiber_dimension(Q, K, V, method="exact")
+    assert fq.method == "exact" and fq.gap == np.inf and fq.dimension == 2 * 2 + 1
+    assert fq.details.exact and fq.details.lower == fq.rank
+    assert fiber_dimension(Q, K, V, coordinates="AV", method="exact").dimension == 1
+    # the integer swap pair: both points certified to have a 1-dimensional kernel
+    A, V, (b, c, v, w) = _rank_one_integer()
+    assert fiber_dimension(A, V, method="exact").dimension == 1
+    assert fiber_dimension(np.outer(w, c), np.outer(v, b), method="exact").dimension == 1
+    # (A, V) in (Q, K, V) coordinates: the point (A, I, V)
+    A2 = np.array([[1, 2], [0, 3]])
+    assert fiber_dimension(A2, [[1, 1]], coordinates="QKV", method="exact").dimension == 5
+    with pytest.raises(ValueError, match="a must be d"):
+        fiber_dimension(A2, [[1, 1]], coordinates="QKV", a=1, method="exact")
+
+
+def test_fiber_dimension_exact_refuses():
+    A, V, _ = _rank_one_integer()
+    # at A = 0 the kernel (dimension d'd) is larger than the scaling: no certificate
+    with pytest.raises(ValueError, match="do not meet"):
+        fiber_dimension(np.zeros((3, 3), dtype=int), V, method="exact")
+    with pytest.raises(TypeError, match="integer"):
+        fiber_dimension(A.astype(float), V, method="exact")
+    half = np.array([[Fraction(1, 2), 0], [0, 1]], dtype=object)
+    with pytest.raises(ValueError, match="non-integer"):
+        fiber_dimension(half, [[1, 1]], method="exact")
+    with pytest.raises(ValueError, match="method"):
+        fiber_dimension(A, V, method="symbolic")
 
 
 def test_fiber_dimension_bad_input():
