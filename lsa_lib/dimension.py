@@ -18,9 +18,12 @@ for one layer, conjectured for deep equal-width networks (Conjecture 3.10 of [HM
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from ._core import check_architecture, parameter_count
 from .rank import RankAmbiguityError
@@ -32,6 +35,8 @@ __all__ = [
     "failed_hypotheses",
     "formula_source",
     "expected_dimension",
+    "extra_fiber_directions",
+    "certified_dimension_beyond_symmetries",
     "DimensionRow",
     "dimension_table",
     "format_dimension_table",
@@ -100,13 +105,17 @@ def general_width_formula(
 
 
 def seen_dimension(widths: Sequence[int], attn: Sequence[int], i: int) -> int:
-    """How many directions of layer ``i``'s output the later layers can read, at most.
+    """How many directions of hidden layer ``i``'s output the later layers can read, at most.
 
-    The layers after ``i`` read the row space of ``V_i`` (dimension ``d_i`` inside
-    ``R^{d_{i-1}}``) only through the rows of ``V_l ⋯ V_{i+1}`` (at most
-    ``min(d_i, …, d_l)`` of them) and the row and column spaces of the later attention
-    matrices (at most ``2 min(a_j, d_{j-1})`` each). This returns
-    ``min(d_i, min(d_i, …, d_l) + 2 Σ_{j>i} min(a_j, d_{j-1}))``.
+    The rest of the network reads the output of ``V_i`` (the row space of ``V_i``, of dimension
+    ``d_i`` inside ``R^{d_{i-1}}``) only through
+
+    * the rows of ``V_{i+1}``, ``K_{i+1}`` and ``Q_{i+1}``: at most ``d_{i+1} + 2 r_{i+1}``
+      directions, with ``r_j = min(a_j, d_{j-1})``;
+    * and, further on, through the rows of ``V_l ⋯ V_{i+1}`` (at most ``min(d_i, …, d_l)``)
+      and the row and column spaces of the later attention matrices (``2 r_j`` each).
+
+    This returns ``min(d_i, d_{i+1} + 2 r_{i+1}, min(d_i, …, d_l) + 2 Σ_{j>i} r_j)``.
 
     Parameters
     ----------
@@ -127,9 +136,10 @@ def seen_dimension(widths: Sequence[int], attn: Sequence[int], i: int) -> int:
     l = len(a)
     if isinstance(i, bool) or not isinstance(i, int) or not 1 <= i <= l - 1:
         raise ValueError(f"i must be a hidden layer index 1 ≤ i ≤ l − 1 = {l - 1}, got {i!r}")
-    through = min(w[i:])
-    attention = 2 * sum(min(a[j], w[j]) for j in range(i, l))
-    return min(w[i], through + attention)
+    r = [min(a[j], w[j]) for j in range(l)]  # r[j] belongs to layer j + 1
+    next_layer = w[i + 1] + 2 * r[i]
+    further = min(w[i:]) + 2 * sum(r[i:])
+    return min(w[i], next_layer, further)
 
 
 def failed_hypotheses(
@@ -146,8 +156,7 @@ def failed_hypotheses(
        layer ``i`` span a line, and later layers see only the symmetric part of their
        attention matrices: the *token-rank collapse*);
     4. for ``l ≥ 2``: every hidden layer ``i`` with ``d_i < d_{i-1}`` is fully read by the later
-       layers, ``d_i ≤ min(d_i, …, d_l) + 2 Σ_{j>i} min(a_j, d_{j-1})`` (see
-       :func:`seen_dimension`).
+       layers: :func:`seen_dimension` equals ``d_i``.
 
     For the normalized (softmax) network the formulas are stated only for one layer and for
     equal widths ``d_0 = … = d_l = δ`` with ``a_i ≤ δ`` (Conjecture 3.10 of [HMK25]); there the
@@ -296,6 +305,224 @@ def expected_dimension(
     return general_width_formula(widths, attn, normalized=normalized)
 
 
+# --------------------------------------------------------------------------------------------
+# fiber directions beyond the three symmetries (the book's counterexamples)
+# --------------------------------------------------------------------------------------------
+
+
+def _int_matrix(M: Any, name: str) -> list[list[int]]:
+    arr = np.asarray(M)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a matrix, got shape {arr.shape}")
+    out = []
+    for row in arr.tolist():
+        vals = []
+        for v in row:
+            if isinstance(v, bool) or not float(v).is_integer():
+                raise ValueError(f"{name} must hold integers (exact directions), got {v!r}")
+            vals.append(int(v))
+        out.append(vals)
+    return out
+
+
+def _det(M: list[list[int]]) -> int:
+    """Exact determinant of a square integer matrix (Bareiss' fraction-free elimination)."""
+    n = len(M)
+    if n == 0:
+        return 1
+    A = [row[:] for row in M]
+    sign, prev = 1, 1
+    for k in range(n - 1):
+        if A[k][k] == 0:
+            swap = next((r for r in range(k + 1, n) if A[r][k] != 0), None)
+            if swap is None:
+                return 0
+            A[k], A[swap] = A[swap], A[k]
+            sign = -sign
+        for r in range(k + 1, n):
+            for c in range(k + 1, n):
+                A[r][c] = (A[r][c] * A[k][k] - A[r][k] * A[k][c]) // prev
+        prev = A[k][k]
+    return sign * A[n - 1][n - 1]
+
+
+def _orthogonal_vectors(S: list[list[int]], n: int) -> list[list[int]]:
+    """Integer vectors orthogonal to the rows of ``S`` (``m < n`` rows of length ``n``).
+
+    Generalized cross products: for each set ``E`` of ``n − 1 − m`` unit rows, the cofactor
+    vector of the ``(n−1) × n`` matrix ``[S; E]``. Polynomial with integer coefficients in the
+    entries of ``S``; for generic ``S`` they span the orthogonal complement of its rows.
+    """
+    m = len(S)
+    out = []
+    for extra in itertools.combinations(range(n), n - 1 - m):
+        rows = S + [[1 if c == e else 0 for c in range(n)] for e in extra]
+        w = [
+            (-1) ** c * _det([[row[k] for k in range(n) if k != c] for row in rows])
+            for c in range(n)
+        ]
+        out.append(w)
+    return out
+
+
+def _layer_blocks(layers: Sequence[Any]) -> tuple[list[tuple[list[list[int]], ...]], list[int]]:
+    if not isinstance(layers, Sequence) or len(layers) == 0:
+        raise ValueError("layers must be a non-empty list of (Q, K, V) triples")
+    mats, offsets, pos = [], [], 0
+    for i, layer in enumerate(layers, start=1):
+        if not isinstance(layer, (tuple, list)) or len(layer) != 3:
+            raise TypeError(f"layer {i} must be a (Q, K, V) triple")
+        Q, K, V = (_int_matrix(M, f"{n} of layer {i}") for n, M in zip("QKV", layer, strict=True))
+        if len(Q) != len(K) or len(Q[0]) != len(K[0]) or len(V[0]) != len(Q[0]):
+            raise ValueError(f"layer {i}: Q, K must be (a, d) and V (d_out, d)")
+        if mats and len(Q[0]) != len(mats[-1][2]):
+            raise ValueError(
+                f"layer {i} expects width {len(Q[0])}, layer {i - 1} outputs {len(mats[-1][2])}"
+            )
+        mats.append((Q, K, V))
+        offsets.append(pos)
+        pos += 2 * len(Q) * len(Q[0]) + len(V) * len(V[0])
+    offsets.append(pos)
+    return mats, offsets
+
+
+def extra_fiber_directions(layers: Sequence[Any], t: int = 3) -> np.ndarray:
+    """Directions along which the function does not change, beyond the three symmetries.
+
+    Two families, both polynomial with integer coefficients in the weights (so they give
+    certified upper bounds with :func:`lsa_lib.rank.certified_rank`):
+
+    * **token-rank collapse**: if ``a_i = 1`` for some ``i < l``, every later layer ``j`` sees
+      only the symmetric part of ``A_j``; the directions ``(δQ_j, δK_j) = (N K_j, 0)`` and
+      ``(0, N Q_j)`` with ``N = E_rs − E_sr`` change ``A_j`` by the antisymmetric matrices
+      ``K_jᵀ N K_j`` and ``Q_jᵀ Nᵀ Q_j``; with one token (``t = 1``) this holds for every
+      layer ``j``, including the first;
+    * **unread hidden directions**: layer ``i + 1`` reads ``V_i``'s output only through the
+      rows of ``V_{i+1}``, ``K_{i+1}``, ``Q_{i+1}``; for every integer vector ``w`` orthogonal
+      to all of them and every unit vector ``e_c``, ``δV_i = w e_cᵀ`` changes nothing.
+
+    Parameters
+    ----------
+    layers : sequence of (Q, K, V)
+        Integer-valued weights (numpy arrays of any numeric dtype); ``Q_i, K_i`` of shape
+        ``(a_i, d_{i-1})``, ``V_i`` of shape ``(d_i, d_{i-1})``.
+    t : int
+        Tokens per input (``t = 1`` adds the antisymmetric directions of every layer).
+
+    Returns
+    -------
+    numpy.ndarray of Python int, shape=[n_directions, P]
+        Rows in the ``flatten_layers`` order (``n_directions`` may be 0).
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas" (the certified counterexamples).
+    """
+    t = _check_t(t)
+    mats, offsets = _layer_blocks(layers)
+    P = offsets[-1]
+    rows: list[list[int]] = []
+    l = len(mats)
+    # the first layer whose tokens may be collapsed to a line: after a layer with a_i = 1, or
+    # every layer when there is a single token
+    first = next((i + 1 for i, (Q, _, _) in enumerate(mats[:-1]) if len(Q) == 1), l)
+    if t == 1:
+        first = 0
+    if first < l:
+        for j in range(first, l):
+            Q, K, _ = mats[j]
+            a, d = len(Q), len(Q[0])
+            for r_, s_ in itertools.combinations(range(a), 2):
+                for target, source in (("Q", K), ("K", Q)):
+                    # N source with N = E_rs - E_sr: row r is source[s], row s is -source[r]
+                    delta = [[0] * d for _ in range(a)]
+                    delta[r_] = source[s_][:]
+                    delta[s_] = [-x for x in source[r_]]
+                    row = [0] * P
+                    start = offsets[j] + (0 if target == "Q" else a * d)
+                    for k, x in enumerate(v for rr in delta for v in rr):
+                        row[start + k] = x
+                    rows.append(row)
+    for i in range(l - 1):
+        V = mats[i][2]
+        Qn, Kn, Vn = mats[i + 1]
+        d_i, d_prev = len(V), len(V[0])
+        S = Vn + Kn + Qn
+        if len(S) >= d_i:
+            continue
+        start = offsets[i] + 2 * len(mats[i][0]) * d_prev
+        for w in _orthogonal_vectors(S, d_i):
+            for c in range(d_prev):
+                row = [0] * P
+                for r_ in range(d_i):
+                    row[start + r_ * d_prev + c] = w[r_]
+                rows.append(row)
+    out = np.empty((len(rows), P), dtype=object)
+    for k, row in enumerate(rows):
+        out[k, :] = row
+    return out
+
+
+def certified_dimension_beyond_symmetries(
+    widths: Sequence[int],
+    attn: Sequence[int],
+    t: int = 3,
+    seed: int = 0,
+    n_inputs: int | None = None,
+) -> Any:
+    """Certified bounds with the upper bound from the symmetries *and* the extra directions.
+
+    Like :func:`lsa_lib.rank.certified_dimension`, but the upper bound subtracts the rank of
+    the three symmetries' tangents together with :func:`extra_fiber_directions`, and the
+    default number of inputs is generous (``⌈3P / (d_l t)⌉ + 2``), so that architectures whose
+    outputs carry less information per input (token-rank collapse) still get a tight lower
+    bound.
+
+    Parameters
+    ----------
+    widths, attn : sequence of int
+        The architecture.
+    t : int
+        Tokens per input.
+    seed : int
+        Seeds the point, the inputs and the column compression.
+    n_inputs : int, optional
+        Number of random inputs.
+
+    Returns
+    -------
+    CertifiedDimension
+
+    Notes
+    -----
+    Explained in the chapter "Dimension formulas" (the certified counterexamples).
+    """
+    from .rank import certified_rank, lightning_parametrization
+    from .symmetries import symmetry_generators
+
+    w, a = check_architecture(widths, attn)
+    t = _check_t(t)
+    base = lightning_parametrization(w, a, t=t)
+    n_layers = len(a)
+
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        layers = [tuple(params[3 * i : 3 * i + 3]) for i in range(n_layers)]
+        ints = [tuple(np.asarray(M).astype(np.int64) for M in layer) for layer in layers]
+        known = symmetry_generators(ints).astype(object)
+        extra = extra_fiber_directions(ints, t=t)
+        return np.concatenate([known, extra]) if extra.shape[0] else known
+
+    param = replace(base, name=base.name + " (with extra fiber directions)", generators=generators)
+    if n_inputs is None:
+        n_inputs = _generous_inputs(w, a, t)
+    return certified_rank(param, seed=seed, n_inputs=n_inputs)
+
+
+def _generous_inputs(widths: tuple[int, ...], attn: tuple[int, ...], t: int) -> int:
+    """``⌈3P / (d_l t)⌉ + 2`` inputs: three times the bare minimum of output numbers."""
+    return -(-3 * parameter_count(widths, attn) // (widths[-1] * t)) + 2
+
+
 @dataclass(frozen=True)
 class DimensionRow:
     """One architecture's parameter count, expected dimension and computed dimensions.
@@ -371,11 +598,13 @@ def dimension_table(
     t : int
         Tokens per input.
     certify : bool
-        Compute the certified dimension (exact ranks mod p,
-        :func:`lsa_lib.rank.certified_dimension`).
+        Compute the certified dimension (exact ranks mod p, with the upper bound from the
+        symmetries and the extra fiber directions:
+        :func:`certified_dimension_beyond_symmetries`).
     float_estimate : bool
-        Compute the float64 estimate (:func:`lsa_lib.rank.numerical_dimension`); a rank that
-        cannot be read is recorded as ``"ambiguous: …"``, not raised.
+        Compute the float64 estimate (:func:`lsa_lib.rank.numerical_dimension`, on
+        ``⌈3P / (d_l t)⌉ + 2`` inputs like the certificate); a rank that cannot be read is
+        recorded as ``"ambiguous: …"``, not raised.
     seed : int
         Seed of the random point and inputs.
 
@@ -389,18 +618,18 @@ def dimension_table(
     """
     t = _check_t(t)
     archs = _architectures(architectures)
-    if certify or float_estimate:
-        from .rank import certified_dimension, numerical_dimension
+    if float_estimate:
+        from .rank import numerical_dimension
     rows = []
     for w, a in archs:
         failed = failed_hypotheses(w, a, t=t)
         expected = None if failed else general_width_formula(w, a)
         source = "; ".join(failed) if failed else formula_source(w, a)
-        cert = certified_dimension(w, a, t=t, seed=seed) if certify else None
+        cert = certified_dimension_beyond_symmetries(w, a, t=t, seed=seed) if certify else None
         num, note = None, "not computed"
         if float_estimate:
             try:
-                num = numerical_dimension(w, a, t=t, seed=seed)
+                num = numerical_dimension(w, a, t=t, seed=seed, n_inputs=_generous_inputs(w, a, t))
                 note = "ok"
             except RankAmbiguityError as err:
                 note = f"ambiguous: largest gap {err.reading.gap:.1e} at rank {err.reading.rank}"
@@ -514,9 +743,7 @@ def explore(widths: Sequence[int], attn: Sequence[int], t: int = 3, certify: boo
     else:
         lines.append(f"expected dimension: {general_width_formula(w, a)} ({formula_source(w, a)})")
     if certify:
-        from .rank import certified_dimension
-
-        cert = certified_dimension(w, a, t=t)
+        cert = certified_dimension_beyond_symmetries(w, a, t=t)
         lines.append(
             f"certificate: {cert.lower} ≤ dim ≤ {cert.upper} "
             f"({'exact' if cert.exact else 'not exact'}; mod p = {cert.prime}, "

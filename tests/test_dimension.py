@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,9 +10,11 @@ from hypothesis import strategies as st
 from lsa_lib import dimension as dim
 from lsa_lib.dimension import (
     DimensionRow,
+    certified_dimension_beyond_symmetries,
     dimension_table,
     expected_dimension,
     explore,
+    extra_fiber_directions,
     failed_hypotheses,
     format_dimension_table,
     formula_source,
@@ -79,7 +82,9 @@ def test_general_formula_examples():
 def test_seen_dimension():
     assert seen_dimension((5, 4, 1), (2, 1), 1) == 3
     assert seen_dimension((5, 4, 2), (2, 1), 1) == 4
-    assert seen_dimension((6, 5, 2, 1), (2, 1, 1), 1) == 5
+    assert seen_dimension((6, 5, 2, 1), (2, 1, 1), 1) == 4  # V_2, K_2, Q_2: 2 + 1 + 1 rows
+    assert seen_dimension((7, 6, 1, 1), (2, 2, 1), 1) == 5
+    assert seen_dimension((7, 6, 1, 1), (2, 3, 1), 1) == 6
     with pytest.raises(ValueError, match="hidden layer index"):
         seen_dimension((5, 4, 1), (2, 1), 2)
     with pytest.raises(ValueError, match="hidden layer index"):
@@ -99,6 +104,8 @@ def test_seen_dimension():
         ((3, 3, 3), (1, 2), 3, "token-rank collapse"),
         ((5, 4, 1), (2, 1), 3, "fully read"),
         ((6, 5, 2), (2, 1), 3, "fully read"),
+        # layer 2 reads only d_2 + 2 a_2 = 5 < 6 directions of layer 1's output
+        ((7, 6, 1, 1), (2, 2, 1), 3, "fully read"),
     ],
 )
 def test_hypotheses_violated_raise(widths, attn, t, match):
@@ -224,12 +231,57 @@ def test_formula_equals_certified(widths, attn):
 
 @needs_engine
 @pytest.mark.parametrize(
-    ("widths", "attn", "true"), [((5, 3, 3, 4), (1, 2, 2), 36), ((5, 4, 1), (2, 1), 28)]
+    ("widths", "attn", "true"),
+    [((5, 3, 3, 4), (1, 2, 2), 36), ((5, 4, 1), (2, 1), 28), ((7, 6, 1, 1), (2, 2, 1), 53)],
 )
 def test_counterexamples_certified(widths, attn, true):
-    cert = rank.certified_dimension(widths, attn, t=3)
+    cert = certified_dimension_beyond_symmetries(widths, attn, t=3)
     assert cert.exact and cert.lower == true
-    assert general_width_formula(widths, attn) > true
+    formula = general_width_formula(widths, attn)
+    assert formula > true
+    # the three symmetries alone only give the formula as an upper bound
+    assert rank.certified_dimension(widths, attn, t=3).upper == formula
+
+
+@needs_engine
+@pytest.mark.parametrize(
+    ("widths", "attn", "n_extra"),
+    [
+        ((2, 2), (2,), 0),
+        ((4, 3, 3, 4), (2, 2, 2), 0),
+        ((5, 3, 3, 4), (1, 2, 2), 4),
+        ((5, 4, 1), (2, 1), 5),
+        ((3, 3, 3), (1, 1), 0),
+    ],
+)
+def test_extra_fiber_directions_are_in_the_kernel(widths, attn, n_extra):
+    from lsa_lib._core import random_layers
+
+    g = np.random.default_rng(1)
+    layers = [tuple(np.round(3 * M) for M in layer) for layer in random_layers(widths, attn, g)]
+    D = extra_fiber_directions(layers)
+    assert D.shape == (n_extra, parameter_count(widths, attn))
+    if n_extra == 0:
+        return
+    assert any(v != 0 for v in D.ravel())
+    param = rank.lightning_parametrization(widths, attn, t=3)
+    X = g.standard_normal((6, widths[0], 3))
+    J = rank.float_jacobian(param, [M for layer in layers for M in layer], X)
+    Df = D.astype(np.float64)
+    assert np.abs(J @ Df.T).max() <= 1e-9 * np.abs(J).max() * np.abs(Df).max()
+
+
+def test_extra_fiber_directions_bad_input():
+    with pytest.raises(ValueError, match="integers"):
+        extra_fiber_directions([(np.full((1, 2), 0.5), np.ones((1, 2)), np.ones((2, 2)))])
+    with pytest.raises(ValueError, match="non-empty"):
+        extra_fiber_directions([])
+    with pytest.raises(TypeError, match="triple"):
+        extra_fiber_directions([(np.ones((1, 2)), np.ones((1, 2)))])
+    with pytest.raises(ValueError, match="expects width"):
+        extra_fiber_directions(
+            [(np.ones((1, 2)),) * 2 + (np.ones((3, 2)),), (np.ones((1, 2)),) * 3]
+        )
 
 
 @needs_engine
