@@ -47,6 +47,7 @@ __all__ = [
     "symbolic_layers",
     "symbolic_tokens",
     "symbolic_deep_lightning",
+    "symbolic_difference",
 ]
 
 #: Float group elements with a larger 2-norm condition number are treated as non-invertible.
@@ -61,7 +62,7 @@ MAX_CONDITION = 1e10
 def _check_exact_layers(layers: Sequence[Layer]) -> list[tuple[np.ndarray, ...]]:
     """Check shapes of a layer list, keeping each matrix's numpy dtype (int, float, object)."""
     if isinstance(layers, tuple) and len(layers) == 3 and hasattr(layers[0], "shape"):
-        if len(getattr(layers[0], "shape")) == 2:
+        if len(layers[0].shape) == 2:
             raise TypeError(
                 "layers must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]"
             )
@@ -580,9 +581,10 @@ def symbolic_layers(widths: Sequence[int], attn: Sequence[int]) -> list[Layer]:
             ("k", (a[i], w[i])),
             ("v", (w[i + 1], w[i])),
         ):
-            mats.append(
-                sympy.Matrix(rows, cols, lambda r, s: sympy.Symbol(f"{name}{i + 1}_{r}{s}"))
-            )
+            entries = [
+                [sympy.Symbol(f"{name}{i + 1}_{r}{s}") for s in range(cols)] for r in range(rows)
+            ]
+            mats.append(sympy.Matrix(entries))
         out.append(tuple(mats))
     return out
 
@@ -600,8 +602,45 @@ def symbolic_tokens(d: int, t: int) -> Any:
     return sympy.Matrix(w[0], w[1], lambda r, j: sympy.Symbol(f"x_{r}{j}"))
 
 
+def _field(*matrices: Any) -> Any:
+    """The field of rational functions over QQ in every symbol of ``matrices``."""
+    import sympy
+    from sympy import QQ
+
+    syms: set = set()
+    for m in matrices:
+        syms |= m.free_symbols
+    ordered = sorted(syms, key=str) or [sympy.Symbol("_unused")]
+    return QQ.frac_field(*ordered)
+
+
+def _domain_forward(X: Any, layers: Sequence[Layer], K: Any) -> Any:
+    from sympy.polys.matrices import DomainMatrix
+
+    def conv(m: Any) -> Any:
+        return DomainMatrix.from_Matrix(m).convert_to(K)
+
+    Y = conv(X)
+    for Q, Kk, V in layers:
+        Q, Kk, V = conv(Q), conv(Kk), conv(V)
+        Y = (V * Y) * ((Kk * Y).transpose() * (Q * Y))
+    return Y
+
+
+def _check_symbolic_pair(X: Any, layers: Sequence[Layer]) -> list[Layer]:
+    mats, symbolic = _layers(layers)
+    if not symbolic or not _is_sympy_matrix(X):
+        raise TypeError("symbolic evaluation needs sympy matrices for X and every weight")
+    if X.shape[0] != mats[0][0].shape[1]:
+        raise ValueError(f"X has {X.shape[0]} rows, layer 1 expects {mats[0][0].shape[1]}")
+    return mats
+
+
 def symbolic_deep_lightning(X: Any, layers: Sequence[Layer]) -> Any:
     """The deep lightning network evaluated exactly on sympy matrices.
+
+    The products are computed in the field of rational functions over the rationals in all the
+    symbols involved (sympy's ``DomainMatrix``), which is much faster than expression trees.
 
     Parameters
     ----------
@@ -612,17 +651,41 @@ def symbolic_deep_lightning(X: Any, layers: Sequence[Layer]) -> Any:
     Returns
     -------
     sympy.Matrix, shape=[d_l, t]
-        ``φ_l(… φ_1(X))`` with ``φ_i(Y) = V_i Y (Yᵀ K_iᵀ Q_i Y)``, entries unsimplified.
+        ``φ_l(… φ_1(X))`` with ``φ_i(Y) = V_i Y (Yᵀ K_iᵀ Q_i Y)``, in canonical (expanded,
+        cancelled) form.
 
     Notes
     -----
     Explained in the chapter "Deep symmetries and virtual weights".
     """
-    mats, symbolic = _layers(layers)
-    if not symbolic or not _is_sympy_matrix(X):
-        raise TypeError("symbolic_deep_lightning needs sympy matrices for X and every weight")
-    if X.shape[0] != mats[0][0].shape[1]:
-        raise ValueError(f"X has {X.shape[0]} rows, layer 1 expects {mats[0][0].shape[1]}")
-    for Q, K, V in mats:
-        X = (V * X) * ((K * X).T * (Q * X))
-    return X
+    mats = _check_symbolic_pair(X, layers)
+    K = _field(X, *(m for layer in mats for m in layer))
+    return _domain_forward(X, mats, K).to_Matrix()
+
+
+def symbolic_difference(X: Any, layers: Sequence[Layer], other: Sequence[Layer]) -> Any:
+    """Exact difference of two deep lightning networks on the same symbolic input.
+
+    Parameters
+    ----------
+    X : sympy.Matrix, shape=[d_0, t]
+        Tokens (symbols or rationals).
+    layers, other : sequence of (sympy.Matrix, sympy.Matrix, sympy.Matrix)
+        Two networks with the same ``d_0`` and ``d_l`` (typically ``other`` is ``layers`` moved
+        by a symmetry with symbolic group element).
+
+    Returns
+    -------
+    sympy.Matrix, shape=[d_l, t]
+        ``φ_other(X) - φ_layers(X)`` as rational functions in canonical form: the zero matrix
+        exactly when the two networks agree identically in all symbols.
+
+    Notes
+    -----
+    Explained in the chapter "Deep symmetries and virtual weights".
+    """
+    mats = _check_symbolic_pair(X, layers)
+    mats2 = _check_symbolic_pair(X, other)
+    K = _field(X, *(m for layer in mats + mats2 for m in layer))
+    diff = _domain_forward(X, mats2, K) - _domain_forward(X, mats, K)
+    return diff.to_Matrix()

@@ -17,6 +17,7 @@ from lsa_lib.symmetries import (
     pass_through,
     scale_layers,
     symbolic_deep_lightning,
+    symbolic_difference,
     symbolic_layers,
     symbolic_tokens,
     symmetry_generators,
@@ -206,22 +207,31 @@ def test_symbolic_invariance_exact():
     w, a = (2, 2, 1), (1, 1)
     layers = symbolic_layers(w, a)
     X = symbolic_tokens(2, 2)
-    y = symbolic_deep_lightning(X, layers)
-    c1, c2, g = sympy.symbols("c1 c2 g", nonzero=True)
-    C = sympy.Matrix([[2, 1], [1, 1]])
+    c1, c2, g = sympy.symbols("c1 c2 g")
+    C = sympy.Matrix(2, 2, sympy.symbols("C0:4"))
     for moved in (
         scale_layers(layers, [c1, c2]),
         change_attention_basis(layers, 2, sympy.Matrix([[g]])),
         pass_through(layers, 1, C),
     ):
-        diff = symbolic_deep_lightning(X, moved) - y
-        assert all(sympy.simplify(e) == 0 for e in diff)
+        assert symbolic_difference(X, layers, moved) == sympy.zeros(1, 2)
+    # a change that is not a symmetry is detected (small network: the difference is printed)
+    small = symbolic_layers((1, 1), (1,))
+    q, k, v = small[0]
+    wrong = [(2 * q, k, v)]
+    x = symbolic_tokens(1, 1)
+    assert symbolic_difference(x, small, wrong) == sympy.Matrix([[q[0] * k[0] * v[0] * x[0] ** 3]])
+    y = symbolic_deep_lightning(X, [(sympy.Matrix([[1, 0]]), sympy.Matrix([[1, 0]]), sympy.eye(2))])
+    x00, x01 = X[0, 0], X[0, 1]
+    assert sympy.expand(y[0, 0] - x00 * (x00 * x00 + x01 * x01)) == 0
     with pytest.raises(ValueError, match="exactly 0"):
         pass_through(layers, 1, sympy.Matrix([[1, 2], [2, 4]]))
     with pytest.raises(ValueError, match="nonzero"):
         scale_layers(layers, [1, 0])
     with pytest.raises(TypeError):
         symbolic_deep_lightning(np.ones((2, 2)), layers)
+    with pytest.raises(TypeError):
+        symbolic_difference(X, layers, random_layers(w, a))
     with pytest.raises(ValueError):
         symbolic_deep_lightning(symbolic_tokens(3, 2), layers)
     assert symbolic_tokens(2, 3).shape == (2, 3)
