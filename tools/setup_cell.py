@@ -4,7 +4,8 @@ Usage: ``.venv/bin/python tools/setup_cell.py book/*.ipynb``
 
 The cell installs ``lsa_lib`` when it is not importable (a fresh Colab runtime) and does
 nothing locally or on Binder, where the environment already has it. It prints nothing, so
-inserting it keeps every stored output valid; execution counts are renumbered.
+inserting it keeps every stored output valid; execution counts are renumbered. On the website
+the cell is folded (tag ``hide-input``).
 """
 
 from __future__ import annotations
@@ -20,18 +21,16 @@ import importlib.util
 import subprocess
 import sys
 
+REPO = "git+{REPOSITORY}"
 if importlib.util.find_spec("lsa_lib") is None:  # e.g. a fresh Colab runtime
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "git+{REPOSITORY}"],
-        check=True,
-    )"""
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", REPO], check=True)"""
 MARKER = SOURCE.splitlines()[0][:25]
 
 
 def insert(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     cells = [c for c in nb.cells if not (c.cell_type == "code" and c.source.startswith(MARKER))]
-    setup = nbformat.v4.new_code_cell(SOURCE)
+    setup = nbformat.v4.new_code_cell(SOURCE, metadata={"tags": ["hide-input"]})
     first_code = next(i for i, c in enumerate(cells) if c.cell_type == "code")
     cells.insert(first_code, setup)
     count = 0
