@@ -46,6 +46,7 @@ __all__ = [
     "change_head_basis",
     "permute_heads",
     "mix_heads",
+    "exchange_values",
     "change_transport_basis",
     "scale_metric",
     "attention_fiber_dimension",
@@ -594,6 +595,57 @@ def mix_heads(heads: Sequence[Triple], G: Any) -> list[Triple]:
     return out
 
 
+def exchange_values(heads: Sequence[Triple], h: int, l: int, u: Any) -> list[Triple]:
+    """For scalar outputs (``d_out = 1``, ``a ≥ d``): ``A_h ↦ A_h + w_l uᵀ``, ``A_l ↦ A_l - w_h uᵀ``.
+
+    With ``V_h = w_hᵀ`` the layer is ``Σ_i Σ_h (w_h·x_i) x_iᵀ A_h x_j``; the change adds
+    ``(w_h·x_i)(w_l·x_i)(u·x_j) - (w_l·x_i)(w_h·x_i)(u·x_j) = 0``. Not a group action of the
+    kind found for ``d_out ≥ 2``: it exists because the values are numbers, which commute.
+    The new attention matrices are realized as ``Q' = [I_d; 0]``, ``K' = [A'ᵀ; 0]``.
+
+    Parameters
+    ----------
+    heads : sequence of (Q, K, V)
+        Heads with ``V_h`` of shape ``(1, d)`` and ``a ≥ d``.
+    h, l : int
+        Two different heads, 0-based.
+    u : array-like, shape=[d]
+        Any vector.
+
+    Returns
+    -------
+    list of (Q, K, V)
+
+    Notes
+    -----
+    Explained in the chapter "Beyond the paper".
+    """
+    like = _flat_like(heads)
+    checked = _check_heads(heads, like)
+    a, d = checked[0][0].shape
+    if checked[0][2].shape[0] != 1 or a < d:
+        raise ValueError(
+            f"exchange_values needs d_out = 1 and a ≥ d, got d_out={checked[0][2].shape[0]}, "
+            f"a={a}, d={d}"
+        )
+    h = _index(h, len(checked), "h")
+    l = _index(l, len(checked), "l")
+    if h == l:
+        raise ValueError("h and l must be different heads")
+    u = as_array(u, "u", min_ndim=1, like=like).reshape(1, -1)
+    if u.shape[1] != d:
+        raise ValueError(f"u must have {d} entries, got {u.shape[1]}")
+    out = list(checked)
+    for k, B in ((h, checked[l][2].T @ u), (l, -(checked[h][2].T @ u))):
+        Q, K, V = checked[k]
+        A = (K.mT if _is_torch(K) else K.T) @ Q + B
+        Qn, Kn = Q * 0, K * 0
+        Qn[:d] = _eye_like(A)
+        Kn[:d] = A.mT if _is_torch(A) else A.T
+        out[k] = (Qn, Kn, V)
+    return out
+
+
 def change_transport_basis(Q: Any, K: Any, G: Any, R: Any) -> tuple[Any, Any]:
     """The centralizer of ``R`` acting on a transported head: ``(Q, K) ↦ (G Q, G⁻ᵀ K)``.
 
@@ -715,11 +767,17 @@ def multihead_predicted_dimension(d: int, d_out: int, a: int, H: int) -> int:
     ``min(cubic_map_dimension(d, d_out), P − H·fiber(a, d) − H·max(1, H − (d − r)²))`` with
     ``r = min(a, d)``: besides the per-head symmetries, each ``A_h`` can move inside the span
     of all ``H`` attention matrices as long as it keeps rank ``≤ r``, a set of dimension
-    ``H − (d − r)²`` (expected codimension of the rank condition). ``d_out = 1`` is an
-    exception found on the grid (see the chapter). Explained in the chapter "Beyond the paper".
+    ``H − (d − r)²`` (expected codimension of the rank condition). Not for ``d_out = 1`` with
+    ``H ≥ 2`` (raises ``ValueError``): scalar values allow the further moves of
+    :func:`exchange_values`. Explained in the chapter "Beyond the paper".
     """
     d, d_out = _check_size(d, "d"), _check_size(d_out, "d_out")
     a, H = _check_size(a, "a"), _check_size(H, "H")
+    if d_out == 1 and H > 1:
+        raise ValueError(
+            "no prediction for d_out = 1 with several heads: scalar values allow further moves "
+            "(see exchange_values); use the certified bounds instead"
+        )
     r = min(a, d)
     P = H * (2 * a * d + d_out * d)
     return min(
@@ -907,7 +965,24 @@ def _mixing_generators(params: Sequence[Any], H: int, a: int, d: int) -> list[li
                 g[3 * h + 2] = _det(M) * Vs[l]
                 g[3 * l + 1] = -(Ks[h].T @ Qs[h] @ _adj(M) @ Qs[l].T).T
                 gens.append(g)
-    elif a == d - 1 and H >= 3:
+    if a >= d and Vs[0].shape[0] == 1:
+        # d_out = 1: the values are scalars, so (w_h·x)(w_l·x) is symmetric in h, l and
+        # A_h ↦ A_h + w_l uᵀ, A_l ↦ A_l - w_h uᵀ keeps the sum (u = e_r)
+        Ms = [Q.T @ Q for Q in Qs]
+        dets = [_det(M) for M in Ms]
+        adjs = [_adj(M) for M in Ms]
+        for h in range(H):
+            for l in range(h + 1, H):
+                for r in range(d):
+                    u = np.zeros((1, d), dtype=int).astype(object)
+                    u[0, r] = 1
+                    Bh = Vs[l].T @ u
+                    Bl = -(Vs[h].T @ u)
+                    g = _zeros_like(P)
+                    g[3 * h + 1] = dets[l] * (Bh @ adjs[h] @ Qs[h].T).T
+                    g[3 * l + 1] = dets[h] * (Bl @ adjs[l] @ Qs[l].T).T
+                    gens.append(g)
+    if a == d - 1 and H >= 3:
         As = [K.T @ Q for Q, K in zip(Qs, Ks)]
         for h in range(H):
             Q, K = Qs[h], Ks[h]
@@ -946,8 +1021,9 @@ def multihead_parametrization(
         Tokens per input (at least 2).
     mixing : bool
         Include, besides per-head scaling and ``GL_a``, the head-mixing tangents: ``GL_H``
-        mixing when ``a ≥ d``, and the rank-keeping moves of one head's attention matrix
-        inside the span of all of them when ``a = d - 1`` (see the chapter).
+        mixing when ``a ≥ d``, the rank-keeping moves of one head's attention matrix
+        inside the span of all of them when ``a = d - 1``, and for ``d_out = 1``, ``a ≥ d``
+        the moves of :func:`exchange_values` (see the chapter).
 
     Returns
     -------
