@@ -338,3 +338,31 @@ def test_parametrization_bad_input():
         V.residual_parametrization(2, ())
     with pytest.raises(TypeError, match="mixing"):
         V.multihead_parametrization(2, 2, 2, 2, mixing="yes")
+
+
+def test_exchange_values_scalar_outputs():
+    rng = np.random.default_rng(11)
+    heads = [_layer(3, 3, 1, rng) for _ in range(3)]
+    X = rng.standard_normal((2, 3, 4))
+    Y = V.multihead_attention(X, heads)
+    moved = V.exchange_values(heads, 0, 2, rng.standard_normal(3))
+    assert _close(V.multihead_attention(X, moved), Y)
+    assert not _close(moved[0][1], heads[0][1], tol=1e-3)
+    out = V.exchange_values([tuple(torch.tensor(m) for m in h) for h in heads], 1, 0, np.ones(3))
+    assert isinstance(out[0][0], torch.Tensor)
+    with pytest.raises(ValueError, match="d_out = 1"):
+        V.exchange_values([_layer(3, 3, 2) for _ in range(2)], 0, 1, np.ones(3))
+    with pytest.raises(ValueError, match="different"):
+        V.exchange_values(heads, 1, 1, np.ones(3))
+    with pytest.raises(ValueError, match="u must"):
+        V.exchange_values(heads, 0, 1, np.ones(2))
+
+
+def test_scalar_output_heads_certified_with_exchange_tangents():
+    from lsa_lib.rank import certified_rank
+
+    c = certified_rank(V.multihead_parametrization(3, 1, 3, 2))
+    assert c.exact and c.dimension == 17
+    assert c.dimension < V.cubic_map_dimension(3, 1) == 18
+    with pytest.raises(ValueError, match="d_out = 1"):
+        V.multihead_predicted_dimension(3, 1, 3, 2)
