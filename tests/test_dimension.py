@@ -293,3 +293,36 @@ def test_table_with_engine():
     assert isinstance(rows[0], DimensionRow)
     assert "7 (exact)" in format_dimension_table(rows)
     assert "certificate: 7 ≤ dim ≤ 7 (exact" in explore((2, 2), (2,))
+
+
+@needs_engine
+def test_extra_fiber_directions_one_token():
+    layers = [(np.array([[1, 2], [3, 5]]), np.array([[2, 1], [1, 4]]), np.array([[1, 0], [2, 3]]))]
+    assert extra_fiber_directions(layers, t=3).shape == (0, 12)
+    D = extra_fiber_directions(layers, t=1)
+    assert D.shape == (2, 12)
+    with pytest.raises(ValueError, match="t"):
+        extra_fiber_directions(layers, t=0)
+    # with one token, one layer: the certificate is d(d+1)/2 + d d' - 1 = 6
+    cert = certified_dimension_beyond_symmetries((2, 2), (2,), t=1)
+    assert cert.exact and cert.lower == 6
+
+
+@needs_engine
+@given(
+    d0=st.integers(2, 5),
+    data=st.data(),
+)
+@settings(max_examples=12, deadline=None)
+def test_formula_holds_under_the_hypotheses(d0, data):
+    d1 = data.draw(st.integers(1, d0))
+    d2 = data.draw(st.integers(1, 3))
+    attn = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
+    widths = (d0, d1, d2)
+    cert = certified_dimension_beyond_symmetries(widths, attn)
+    assert cert.exact
+    formula = general_width_formula(widths, attn)
+    if not failed_hypotheses(widths, attn):
+        assert cert.lower == formula
+    if cert.lower != formula:
+        assert failed_hypotheses(widths, attn)
