@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import sympy
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from lsa_lib import random_layers
@@ -281,6 +281,20 @@ def test_swap_float_property(seed, d, d_out):
     A2, V2 = swap(A, V)
     assert same_function((A, V), (A2, V2), t=2)
     assert rescaling_factor((A, V), (A2, V2)) is None  # b and w are not parallel
+
+
+_small_int_vectors = st.lists(st.integers(-3, 3), min_size=3, max_size=3).filter(any)
+
+
+@settings(max_examples=10, deadline=None)
+@given(b=_small_int_vectors, c=_small_int_vectors, w=_small_int_vectors, v=_small_int_vectors)
+def test_swap_exact_property(b, c, w, v):
+    assume(any(v[:2]))
+    A, V = np.outer(b, c), np.outer(v[:2], w)
+    A2, V2 = swap(A, V)
+    assert same_function((A, V), (A2, V2), method="symbolic", t=2)
+    parallel = np.linalg.matrix_rank(np.array([b, w])) == 1
+    assert (rescaling_factor((A, V), (A2, V2)) is not None) == parallel
 
 
 def test_swap_parallel_factors_is_rescaling():
