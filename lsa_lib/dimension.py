@@ -14,6 +14,11 @@ book's exact computations); outside those hypotheses :func:`expected_dimension` 
 
 The normalized (softmax) versions add one per layer (the scaling symmetry is broken): reported
 for one layer, conjectured for deep equal-width networks (Conjecture 3.10 of [HMK25]).
+
+Where the general-width formula over-counts (a layer with ``a_i = 1`` before the last: the
+tokens collapse to a line; a hidden space the later layers cannot read fully), the function has
+fiber directions beyond the three symmetries; :func:`extra_fiber_directions` writes them down and
+:func:`certified_dimension_beyond_symmetries` uses them to certify the true dimension exactly.
 """
 
 from __future__ import annotations
