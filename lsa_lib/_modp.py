@@ -48,6 +48,8 @@ def max_inner(p: int) -> int:
 def reduce(x: np.ndarray, p: int) -> np.ndarray:
     """The residue in ``[0, p)`` of a float64 array of integers ``|x| < 2^53`` (in place).
 
+    Negative entries are allowed.
+
     ``q = floor(x / p)`` is computed as ``floor(x * (1/p))``, which can be off by one when
     ``x / p`` is within rounding of an integer; ``x - q p`` is exact (both terms are integers
     below ``2^53``) and the two possible off-by-one results are corrected afterwards.
@@ -71,15 +73,35 @@ def as_residues(x: Any, p: int, name: str = "array") -> np.ndarray:
     ):
         # exact Python integers of any size (e.g. symmetry tangents built from determinants)
         return np.array([int(v) % p for v in arr.flat], dtype=np.float64).reshape(arr.shape)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+    if arr.dtype == object:  # e.g. exact Python integers from generator algebra
+        flat = arr.ravel()
+        if not all(isinstance(v, (int, np.integer)) for v in flat):
+            raise ValueError(f"{name} must hold integers for exact arithmetic mod p")
+        return np.array([int(v) % p for v in flat], dtype=np.float64).reshape(arr.shape)
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} must be real integers, got dtype {arr.dtype}")
+    if arr.size == 0:
+        return arr.astype(np.float64)
+    lo, hi = arr.min(), arr.max()
     if np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+        if lo >= 0 and hi < p:  # already residues
+            return arr.astype(np.float64)
+        if lo > -p and hi < p:  # one addition of p suffices (much faster than a division)
+            out = arr.astype(np.float64)
+            out[out < 0] += p
+            return out
         return np.mod(arr.astype(np.int64), p).astype(np.float64)
-    if not np.isfinite(arr).all() or not np.array_equal(arr, np.round(arr)):
+    if not (np.isfinite(lo) and np.isfinite(hi)) or not np.array_equal(arr, np.floor(arr)):
         raise ValueError(f"{name} must hold integers for exact arithmetic mod p")
-    if np.abs(arr).max(initial=0) >= 2**53:
+    if lo >= 0 and hi < p:
+        return arr.astype(np.float64)
+    if lo > -p and hi < p:
+        out = arr.astype(np.float64)
+        out[out < 0] += p
+        return out
+    if max(-lo, hi) >= 2**53:
         raise ValueError(f"{name} has entries too large to be exact in float64")
     return np.mod(arr.astype(np.float64), p)
 
@@ -285,6 +307,10 @@ def _tri_inv(L: np.ndarray, p: int) -> np.ndarray:
     return X
 
 
+def _is_identity(perm: np.ndarray) -> bool:
+    return bool((perm == np.arange(perm.size)).all())
+
+
 def _ple(A: np.ndarray, p: int) -> tuple[list[int], np.ndarray]:
     """Gaussian elimination with row pivoting, in place, on residues ``A`` (shape ``(m, w)``).
 
@@ -321,7 +347,8 @@ def _ple(A: np.ndarray, p: int) -> tuple[list[int], np.ndarray]:
     h = w // 2
     left = A[:, :h]
     piv1, perm1 = _ple(left, p)
-    A[:, h:] = A[perm1, h:]
+    if not _is_identity(perm1):
+        A[:, h:] = A[perm1, h:]
     perm = perm1
     r1 = len(piv1)
     if r1 > 0:
@@ -329,13 +356,19 @@ def _ple(A: np.ndarray, p: int) -> tuple[list[int], np.ndarray]:
         U12 = mm(_tri_inv(L11, p), A[:r1, h:], p)
         A[:r1, h:] = U12
         if r1 < m:
-            A[r1:, h:] = reduce(A[r1:, h:] + (p - mm(A[r1:, piv1], U12, p)), p)
+            if r1 <= max_inner(p):  # A22 - L21 U12, one reduction (|values| < 2^53)
+                S = np.matmul(A[r1:, piv1], U12)
+                np.subtract(A[r1:, h:], S, out=S)
+                A[r1:, h:] = reduce(S, p)
+            else:
+                A[r1:, h:] = reduce(A[r1:, h:] + (p - mm(A[r1:, piv1], U12, p)), p)
     piv2: list[int] = []
     if r1 < m:
         right = A[r1:, h:]
         piv2, perm2 = _ple(right, p)
-        A[r1:, :h] = A[r1:, :h][perm2]
-        perm[r1:] = perm[r1:][perm2]
+        if not _is_identity(perm2):
+            A[r1:, :h] = A[r1:, :h][perm2]
+            perm[r1:] = perm[r1:][perm2]
         # the right part is already permuted in place by the recursive call
     return piv1 + [h + j for j in piv2], perm
 
@@ -356,6 +389,8 @@ def rank_mod_p(M: Any, p: int = DEFAULT_PRIME) -> int:
         ``rank_{F_p}(M mod p)``, computed exactly (deterministic; no probability involved).
     """
     A = as_residues(M, p, "matrix")
+    if A is M:  # never modify the caller's array
+        A = A.copy()
     if A.ndim != 2:
         raise ValueError(f"matrix must be 2-dimensional, got shape {A.shape}")
     if A.size == 0:

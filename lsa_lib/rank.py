@@ -741,7 +741,8 @@ def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -
     P = param.n_params
     if param.generators is None:
         return np.zeros((0, P))
-    gens = param.generators([np.asarray(x) for x in point])
+    # integer arrays in, so that the generators come back as exact integers
+    gens = param.generators([np.asarray(x).astype(np.int64) for x in point])
     if isinstance(gens, np.ndarray) and gens.ndim == 2 and gens.dtype != object:
         if gens.shape[1] != P:
             raise ValueError(f"generators returned {gens.shape[1]} columns, expected P = {P}")
@@ -758,6 +759,51 @@ def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -
     if not rows:
         return np.zeros((0, P))
     return np.stack(rows)
+
+
+def _orbit_rank(G: np.ndarray, shapes: Sequence[tuple[int, ...]], p: int) -> int:
+    """``rank_p(G)`` for the symmetry tangents, using their block structure when it suffices.
+
+    Generators are sparse: each touches a few parameter blocks (``GL_a`` of layer ``i`` only
+    ``Q_i, K_i``; the pass-through between layers ``i, i+1`` only ``V_i`` and layer ``i+1``).
+    Group the rows by the set of blocks they touch and look for an order of the groups and one
+    *private* block per group, touched by no group placed before it. In that order the
+    submatrix (rows: the groups, columns: the private blocks) is block lower-triangular, so
+    ``rank G ≥ Σ rank(diagonal blocks)`` (independent rows of the diagonal blocks stay
+    independent: a vanishing combination must vanish on the last private block first, and so
+    on). When this sum reaches the number of non-zero rows it *is* the rank (a rank never
+    exceeds the number of rows), computed from small blocks; otherwise the dense rank is used.
+    """
+    if G.shape[0] == 0:
+        return 0
+    G = G[(G != 0).any(axis=1)]
+    n_rows = G.shape[0]
+    if n_rows == 0:
+        return 0
+    edges = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    blocks = [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+    support = np.stack([(G[:, b] != 0).any(axis=1) for b in blocks], axis=1)
+    signatures, labels = np.unique(support, axis=0, return_inverse=True)
+    labels = labels.reshape(-1)
+    remaining = set(range(len(signatures)))
+    total = 0
+    while remaining:
+        pick = None
+        for g in sorted(remaining):
+            for c in np.flatnonzero(signatures[g]):
+                if not any(signatures[h][c] for h in remaining if h != g):
+                    pick = (g, int(c))
+                    break
+            if pick is not None:
+                break
+        if pick is None:
+            break
+        g, c = pick
+        total += _modp.rank_mod_p(G[labels == g][:, blocks[c]], p)
+        remaining.remove(g)
+    if not remaining and total == n_rows:
+        return total
+    return _modp.rank_mod_p(G, p)
 
 
 def _exact_jacobian(
@@ -915,7 +961,7 @@ def _certify_once(
     """
     P = param.n_params
     G = _generator_matrix(param, point, p)
-    o = _modp.rank_mod_p(G, p) if G.shape[0] else 0
+    o = _orbit_rank(G, param.shapes, p)
     upper = P - o
     k = upper
     if k == 0:

@@ -18,6 +18,8 @@ from lsa_lib.rank import (
     Parametrization,
     RankAmbiguityError,
     _exact_jacobian,
+    _generator_matrix,
+    _orbit_rank,
     attention_value_parametrization,
     certified_dimension,
     certified_rank,
@@ -315,3 +317,15 @@ def test_parametrization_checks() -> None:
         Parametrization("bad", ((2, 2),), (2, 0), forward)
     with pytest.raises(TypeError):
         Parametrization("bad", ((2, 2),), (2, 3), "not callable")
+
+
+@pytest.mark.parametrize(
+    "widths, attn",
+    [((3, 2), (4,)), ((4, 4, 4), (2, 2)), ((2, 3, 2), (3, 1)), ((3, 3), (1,)), ((3, 1, 2), (2, 2))],
+)
+def test_orbit_rank_matches_the_dense_rank(widths: tuple, attn: tuple) -> None:
+    param = lightning_parametrization(widths, attn)
+    rng = np.random.default_rng(0)
+    point = [rng.integers(0, P_PRIME, size=s).astype(np.float64) for s in param.shapes]
+    G = _generator_matrix(param, point, P_PRIME)
+    assert _orbit_rank(G, param.shapes, P_PRIME) == _modp.rank_mod_p(G, P_PRIME)

@@ -1,0 +1,160 @@
+"""Benchmark of the rank engine (lsa_lib.rank), printed as tables.
+
+Run with ``.venv/bin/python benchmarks/bench_rank.py`` (``--quick`` skips the baseline for
+δ < 10 and the largest-network search; ``--threads N`` sets the BLAS/torch threads, default 1).
+
+1. The setting of Figure 3 of [HMK25]: softmax networks, l = 2, t = 3, a_i = 2, widths δ,
+   N = 250 random normal inputs. ``numerical_dimension`` (float64, per-input reverse mode,
+   rank read at the largest singular-value gap) against a baseline written here the way the
+   authors' released script builds the Jacobian, as described in issue 3: the network is
+   evaluated in float32 on the N inputs, every output coordinate gets its own reverse-mode
+   backward pass, and the rank is ``torch.linalg.matrix_rank`` with its default tolerance.
+   Expected (Conjecture 3.10 / Eq. 16): δ² + Σ a_i (2δ − a_i) − l + l.
+2. Certified dimensions of the lightning versions (same widths, exact mod p).
+3. The largest lightning network certified in under 60 s, from a list of growing candidates.
+
+Single-threaded by default, for both methods: the machine is shared, and multi-threaded BLAS
+under contention makes every timing noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def _set_threads(n: int) -> None:
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(n)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds for part 3")
+    args = parser.parse_args()
+    _set_threads(args.threads)  # before numpy and torch are imported
+
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from lsa_lib.lightning import _deep
+    from lsa_lib.rank import certified_dimension, numerical_dimension
+
+    L, T, A, N = 2, 3, 2, 250
+
+    def expected(delta: int, softmax: bool) -> int:
+        return (
+            delta * delta + sum(a * (2 * delta - a) for a in (A,) * L) - L + (L if softmax else 0)
+        )
+
+    def baseline(delta: int, seed: int = 0) -> tuple[int, float]:
+        """float32, one backward pass per output coordinate, default matrix_rank tolerance."""
+        rng = np.random.default_rng(seed)
+        shapes = [(A, delta), (A, delta), (delta, delta)] * L
+        start = time.perf_counter()
+        params = [
+            torch.tensor(rng.standard_normal(s), dtype=torch.float32, requires_grad=True)
+            for s in shapes
+        ]
+        X = torch.tensor(rng.standard_normal((N, delta, T)), dtype=torch.float32)
+        layers = [tuple(params[3 * i : 3 * i + 3]) for i in range(L)]
+        y = _deep(X, layers, normalized=True).reshape(-1)
+        rows = []
+        for j in range(y.numel()):
+            grads = torch.autograd.grad(y[j], params, retain_graph=True)
+            rows.append(torch.cat([g.reshape(-1) for g in grads]))
+        J = torch.stack(rows)
+        rank = int(torch.linalg.matrix_rank(J))
+        return rank, time.perf_counter() - start
+
+    # warm-up (first calls of torch.func and autograd pay one-off initialisation costs)
+    numerical_dimension((3, 3, 3), (A, A), t=T, normalized=True, n_inputs=5)
+    baseline(3)
+
+    print(f"threads: {args.threads}; numpy {np.__version__}, torch {torch.__version__}")
+    print()
+    print("1. Figure 3 setting: softmax, l = 2, t = 3, a = 2, N = 250 random normal inputs")
+    head = (
+        f"{'δ':>3} {'P':>4} {'expect':>6} | {'base rank':>9} {'base s':>8} | "
+        f"{'ours':>4} {'gap':>8} {'ours s':>7} {'speed-up':>8} | "
+        f"{'auto N':>6} {'rank':>4} {'gap':>8} {'s':>6}"
+    )
+    print(head)
+    print("-" * len(head))
+    for delta in range(3, 11):
+        P = L * (2 * A * delta + delta * delta)
+        ours = numerical_dimension(
+            (delta,) * (L + 1), (A,) * L, t=T, normalized=True, n_inputs=N, seed=0
+        )
+        auto = numerical_dimension((delta,) * (L + 1), (A,) * L, t=T, normalized=True, seed=0)
+        if args.quick and delta < 10:
+            b_rank, b_time, speed = "–", float("nan"), "–"
+        else:
+            b_rank, b_time = baseline(delta)
+            speed = f"{b_time / ours.seconds:.0f}x"
+        print(
+            f"{delta:>3} {P:>4} {expected(delta, True):>6} | {b_rank!s:>9} {b_time:>8.2f} | "
+            f"{ours.rank:>4} {ours.gap:>8.1e} {ours.seconds:>7.3f} {speed:>8} | "
+            f"{auto.n_inputs:>6} {auto.rank:>4} {auto.gap:>8.1e} {auto.seconds:>6.3f}"
+        )
+        sys.stdout.flush()
+
+    print()
+    print("2. Certified dimensions of the lightning networks (same widths; exact mod p)")
+    head = f"{'δ':>3} {'P':>4} {'expect':>6} {'lower':>5} {'upper':>5} {'inputs':>6} {'s':>7}"
+    print(head)
+    print("-" * len(head))
+    total = 0.0
+    for delta in range(3, 11):
+        cert = certified_dimension((delta,) * (L + 1), (A,) * L, t=T, seed=0)
+        total += cert.seconds
+        print(
+            f"{delta:>3} {cert.n_params:>4} {expected(delta, False):>6} {cert.lower:>5} "
+            f"{cert.upper:>5} {cert.n_inputs:>6} {cert.seconds:>7.3f}"
+        )
+    print(f"total: {total:.2f} s")
+    sys.stdout.flush()
+
+    if args.quick:
+        return
+    print()
+    print(f"3. Largest lightning network certified in under {args.budget:.0f} s")
+    candidates = [
+        ((16,) * 5, (16,) * 4, 3),
+        ((16,) * 5, (16,) * 4, 16),
+        ((24,) * 5, (24,) * 4, 24),
+        ((32,) * 5, (24,) * 4, 32),
+        ((32,) * 5, (32,) * 4, 32),
+    ]
+    head = f"{'widths':>22} {'attn':>18} {'t':>3} {'P':>6} {'lower':>5} {'upper':>5} {'s':>7}"
+    print(head)
+    print("-" * len(head))
+    best = None
+    for widths, attn, t in candidates:
+        cert = certified_dimension(widths, attn, t=t, seed=0)
+        ok = cert.seconds < args.budget
+        mark = "" if ok else "  (over budget)"
+        print(
+            f"{widths!s:>22} {attn!s:>18} {t:>3} {cert.n_params:>6} {cert.lower:>5} "
+            f"{cert.upper:>5} {cert.seconds:>7.2f}{mark}"
+        )
+        sys.stdout.flush()
+        if ok and cert.exact:
+            best = (widths, attn, t, cert)
+        if not ok:
+            break
+    if best is not None:
+        widths, attn, t, cert = best
+        print(
+            f"largest certified under budget: widths {widths}, attn {attn}, t = {t}: "
+            f"P = {cert.n_params}, dimension {cert.dimension}, {cert.seconds:.1f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()
