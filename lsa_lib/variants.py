@@ -4,15 +4,17 @@ The paper studies one-head lightning layers without skip connections [HMK25]. Th
 implements four polynomial variants that the book investigates on its own (none of the
 results about them are the paper's):
 
-(a) **residual** layers ``X ↦ X + V X Xᵀ Kᵀ Q X`` (``V`` square), stacked;
-(b) **H heads summed**, ``X ↦ Σ_h V_h X Xᵀ K_hᵀ Q_h X``, each head with its own
-    ``(Q_h, K_h, V_h)`` and no output projection (an output projection ``W_O`` would only
-    multiply each ``V_h`` on the left, so it adds parameters but no functions);
-(c) **positional transport**: scores ``s_ij = (K x_i)ᵀ R^{j-i} (Q x_j)`` for a fixed invertible
-    ``R`` (tokens numbered ``0, …, t-1``); an orthogonal ``R`` gives rotary position encoding,
-    the "discrete connection" of the Riemannian-attention seed with constant transport;
-(d) a **content-dependent metric**: scores ``m(x_i) m(x_j) (K x_i)ᵀ (Q x_j)`` with the linear
-    ``m(x) = μᵀ x``.
+* (a) **residual** layers ``X ↦ X + V X Xᵀ Kᵀ Q X`` (``V`` square), stacked;
+* (b) **H heads summed**, ``X ↦ Σ_h V_h X Xᵀ K_hᵀ Q_h X``, each head with its own
+  ``(Q_h, K_h, V_h)`` and no output projection (an output projection ``W_O`` would only
+  multiply each ``V_h`` on the left, so it adds parameters but no functions);
+* (c) **positional transport**: scores ``s_ij = (K x_i)ᵀ R^{j-i} (Q x_j)`` for a fixed invertible
+  ``R`` (tokens numbered ``0, …, t-1``); an orthogonal ``R`` gives rotary position encoding,
+  the "discrete connection" of the Riemannian-attention seed with constant transport;
+  or **learned transport** ``s_ij = (K x_i)ᵀ T_{j-i} (Q x_j)`` with one learned ``a × a`` map
+  per offset, the seed's learned discrete connection;
+* (d) a **content-dependent metric**: scores ``m(x_i) m(x_j) (K x_i)ᵀ (Q x_j)`` with the linear
+  ``m(x) = μᵀ x``.
 
 For each variant there is a forward pass for users (validated inputs, numpy or torch), the
 actions of its symmetries, the dimension its symmetries predict, and a
@@ -39,6 +41,7 @@ __all__ = [
     "multihead_attention",
     "transported_attention",
     "transport_scores",
+    "learned_transport_attention",
     "metric_attention",
     "rational_rotation",
     "commutant_basis",
@@ -60,6 +63,8 @@ __all__ = [
     "multihead_parametrization",
     "transport_parametrization",
     "metric_parametrization",
+    "learned_transport_parametrization",
+    "learned_transport_predicted_dimension",
 ]
 
 Triple = tuple[Any, Any, Any]
@@ -301,6 +306,49 @@ def transported_attention(X: Any, Q: Any, K: Any, V: Any, R: Any) -> Any:
     Kt = _transport_columns(neg, K @ X)
     Qt = _transport_columns(pos, Q @ X)
     return ((V @ X) @ Kt.mT) @ Qt
+
+
+def learned_transport_attention(X: Any, Q: Any, K: Any, V: Any, T: Any) -> Any:
+    """Lightning attention with one learned transport per offset: ``s_ij = (K x_i)ᵀ T_{j-i} (Q x_j)``.
+
+    Parameters
+    ----------
+    X : array-like or torch.Tensor, shape=[..., d, t]
+        Tokens as columns, in sentence order.
+    Q, K : array-like, shape=[a, d]
+        Query and key matrices.
+    V : array-like, shape=[d_out, d]
+        Value matrix.
+    T : array-like, shape=[2t - 1, a, a]
+        ``T[k + t - 1]`` transports the offset ``k = j - i`` (``-(t-1) ≤ k ≤ t-1``).
+
+    Returns
+    -------
+    array, shape=[..., d_out, t]
+        Column ``j`` is ``Σ_i s_ij V x_i``. Costs time quadratic in ``t`` (one score matrix per
+        offset).
+
+    Notes
+    -----
+    Explained in the chapter "Beyond the paper".
+    """
+    like = _torch_like(X, Q, K, V, T)
+    Q, K, V = check_layer(Q, K, V, like=like)
+    X = _check_X(X, like, Q.shape[1])
+    t, a = X.shape[-1], Q.shape[0]
+    T = as_array(T, "T", min_ndim=3, like=like)
+    if tuple(T.shape) != (2 * t - 1, a, a):
+        raise ValueError(
+            f"T must have shape (2t - 1, a, a) = {(2 * t - 1, a, a)} for t = {t} tokens, "
+            f"got {tuple(T.shape)}"
+        )
+    KX, QX = K @ X, Q @ X
+    offsets = np.subtract.outer(np.arange(t), np.arange(t)).T  # [i, j] -> j - i
+    S = 0
+    for k in range(-(t - 1), t):
+        mask = _const((offsets == k).astype(np.int64), X)
+        S = S + mask * (KX.mT @ T[k + t - 1] @ QX)
+    return (V @ X) @ S
 
 
 def metric_attention(X: Any, Q: Any, K: Any, V: Any, mu: Any) -> Any:
@@ -1181,6 +1229,127 @@ def metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Any:
     return Parametrization(
         name=f"metric d={d} d'={d_out} a={a}",
         shapes=((a, d), (a, d), (d_out, d), (1, d)),
+        input_shape=(d, t),
+        forward=forward,
+        generators=generators,
+    )
+
+
+def learned_transport_predicted_dimension(d: int, d_out: int, a: int, t: int = 3) -> int:
+    """The book's predicted dimension of learned transport (``a ≤ d``, ``t ≥ 2``).
+
+    ``P − 2a² − 1 − C(2a − d, 2)`` with ``P = 2ad + dd' + (2t − 1)a²``: the symmetries are
+    ``GL_a × GL_a`` (independent bases for keys and queries, ``T_k ↦ H⁻ᵀ T_k G⁻¹``) and the
+    value scaling; besides, the offset 0 occurs only for ``i = j``, so only the symmetric part
+    of ``Kᵀ T_0 Q`` is seen, and the antisymmetric matrices of the form ``Kᵀ T_0 Q`` (supported
+    on the ``(2a − d)``-dimensional intersection of the row spaces of ``K`` and ``Q``) are
+    invisible.
+
+    Raises
+    ------
+    ValueError
+        For ``a > d`` (no prediction) or ``t < 2``.
+
+    Notes
+    -----
+    Explained in the chapter "Beyond the paper".
+    """
+    d, d_out, a, t = (
+        _check_size(d, "d"),
+        _check_size(d_out, "d_out"),
+        _check_size(a, "a"),
+        _check_t(t),
+    )
+    if a > d:
+        raise ValueError(f"no prediction for a > d (got a={a}, d={d})")
+    m = max(0, 2 * a - d)
+    P = 2 * a * d + d * d_out + (2 * t - 1) * a * a
+    return P - 2 * a * a - 1 - m * (m - 1) // 2
+
+
+def learned_transport_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Any:
+    """Learned transport per offset for the rank engine (blocks ``Q, K, V, T_{-(t-1)}, …, T_{t-1}``).
+
+    Parameters
+    ----------
+    d, d_out, a : int
+        Input width, output width, attention dimension.
+    t : int
+        Tokens per input (at least 2); there are ``2t - 1`` transport blocks of shape ``(a, a)``.
+
+    Returns
+    -------
+    lsa_lib.rank.Parametrization
+        Generators: ``GL_a`` on the query side (``δQ = EQ``, ``δT_k = -T_k E``), ``GL_a`` on the
+        key side (``δK = EK``, ``δT_k = -Eᵀ T_k``), the value scaling (``δV = -V``,
+        ``δT_k = T_k``) and, for ``a = d``, the invisible antisymmetric part of ``Kᵀ T_0 Q``
+        (``δT_0 = adj(K)ᵀ S adj(Q)``, ``S`` antisymmetric).
+
+    Notes
+    -----
+    Explained in the chapter "Beyond the paper".
+    """
+    from .rank import Parametrization
+
+    d, d_out, a, t = (
+        _check_size(d, "d"),
+        _check_size(d_out, "d_out"),
+        _check_size(a, "a"),
+        _check_t(t),
+    )
+    n_off = 2 * t - 1
+    E = [np.diag(np.eye(t, dtype=np.int64)[i]) for i in range(t)]
+
+    def forward(params: Sequence[Any], X: Any) -> Any:
+        Q, K, V = params[:3]
+        T = params[3:]
+        KXt, QX = (K @ X).mT, Q @ X
+        S = None
+        for i in range(t):
+            for j in range(t):
+                term = _const(E[i], X) @ (KXt @ (T[j - i + t - 1] @ QX)) @ _const(E[j], X)
+                S = term if S is None else S + term
+        return (V @ X) @ S
+
+    def generators(params: Sequence[Any]) -> list[list[Any]]:
+        P = [_obj(p) for p in params]
+        Q, K, V = P[:3]
+        T = P[3:]
+        zero = _zeros_like(P)
+        gens = []
+        g = [z.copy() for z in zero]
+        g[2] = -V
+        for k in range(n_off):
+            g[3 + k] = T[k].copy()
+        gens.append(g)
+        for r in range(a):
+            for s_ in range(a):
+                Er = np.zeros((a, a), dtype=object)
+                Er[r, s_] = 1
+                g = [z.copy() for z in zero]
+                g[0] = Er @ Q
+                for k in range(n_off):
+                    g[3 + k] = -(T[k] @ Er)
+                gens.append(g)
+                g = [z.copy() for z in zero]
+                g[1] = Er @ K
+                for k in range(n_off):
+                    g[3 + k] = -(Er.T @ T[k])
+                gens.append(g)
+        if a == d:
+            adjK, adjQ = _adj(K), _adj(Q)
+            for r in range(d):
+                for s_ in range(r + 1, d):
+                    S = np.zeros((d, d), dtype=object)
+                    S[r, s_], S[s_, r] = 1, -1
+                    g = [z.copy() for z in zero]
+                    g[3 + t - 1] = adjK.T @ S @ adjQ
+                    gens.append(g)
+        return gens
+
+    return Parametrization(
+        name=f"learned transport d={d} d'={d_out} a={a} t={t}",
+        shapes=((a, d), (a, d), (d_out, d)) + ((a, a),) * n_off,
         input_shape=(d, t),
         forward=forward,
         generators=generators,

@@ -366,3 +366,42 @@ def test_scalar_output_heads_certified_with_exchange_tangents():
     assert c.dimension < V.cubic_map_dimension(3, 1) == 18
     with pytest.raises(ValueError, match="d_out = 1"):
         V.multihead_predicted_dimension(3, 1, 3, 2)
+
+
+def test_learned_transport_forward_and_symmetries():
+    rng = np.random.default_rng(5)
+    d, a, t = 3, 2, 4
+    X = rng.standard_normal((d, t))
+    Q, K, Vm = _layer(a, d, 2, rng)
+    T = rng.standard_normal((2 * t - 1, a, a))
+    Y = V.learned_transport_attention(X, Q, K, Vm, T)
+    S = np.array(
+        [[(K @ X[:, i]) @ T[j - i + t - 1] @ (Q @ X[:, j]) for j in range(t)] for i in range(t)]
+    )
+    assert _close(Y, (Vm @ X) @ S)
+    G, H = np.eye(a) + 0.3 * rng.standard_normal((2, a, a))
+    T2 = np.linalg.inv(H).T @ T @ np.linalg.inv(G)
+    assert _close(V.learned_transport_attention(X, G @ Q, H @ K, Vm, T2), Y)
+    assert not _close(V.learned_transport_attention(X, Q, H @ K, Vm, T), Y, tol=1e-3)
+    out = V.learned_transport_attention(torch.tensor(X), Q, K, Vm, T)
+    assert isinstance(out, torch.Tensor) and _close(out.numpy(), Y)
+    with pytest.raises(ValueError, match="2t - 1"):
+        V.learned_transport_attention(X, Q, K, Vm, T[:3])
+
+
+@pytest.mark.parametrize(
+    ("d", "d_out", "a", "t", "exact"), [(3, 3, 2, 3, True), (2, 2, 2, 3, True), (4, 2, 3, 3, False)]
+)
+def test_learned_transport_dimension(d, d_out, a, t, exact):
+    from lsa_lib.rank import certified_rank
+
+    c = certified_rank(V.learned_transport_parametrization(d, d_out, a, t))
+    assert c.lower == V.learned_transport_predicted_dimension(d, d_out, a, t)
+    assert c.exact == exact
+
+
+def test_learned_transport_prediction_bad_input():
+    with pytest.raises(ValueError, match="a > d"):
+        V.learned_transport_predicted_dimension(2, 2, 3)
+    with pytest.raises(ValueError, match="at least 2"):
+        V.learned_transport_parametrization(2, 2, 1, t=1)
