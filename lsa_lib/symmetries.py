@@ -283,7 +283,11 @@ def _check_index(i: Any, low: int, high: int, what: str) -> int:
     return int(i)
 
 
-def _inverse(G: Any, n: int, name: str, symbolic: bool) -> tuple[Any, Any]:
+def _copy(m: Any) -> Any:
+    return m.clone() if _is_torch(m) else m.copy()
+
+
+def _inverse(G: Any, n: int, name: str, symbolic: bool, like: Any = None) -> tuple[Any, Any]:
     """Check that ``G`` is an invertible ``n × n`` matrix; return ``(G, G⁻¹)``."""
     if symbolic:
         import sympy
@@ -294,15 +298,20 @@ def _inverse(G: Any, n: int, name: str, symbolic: bool) -> tuple[Any, Any]:
         if sympy.simplify(G.det()) == 0:
             raise ValueError(f"{name} is not invertible (its determinant is exactly 0)")
         return G, G.inv()
-    G = as_array(G, name)
-    if G.shape != (n, n):
-        raise ValueError(f"{name} must have shape ({n}, {n}), got {G.shape}")
-    cond = np.linalg.cond(G)
+    G = as_array(G, name, like=like if _is_torch(like) else None)
+    if tuple(G.shape) != (n, n):
+        raise ValueError(f"{name} must have shape ({n}, {n}), got {tuple(G.shape)}")
+    G_np = G.detach().cpu().numpy() if _is_torch(G) else G
+    cond = np.linalg.cond(G_np)
     if not np.isfinite(cond) or cond > MAX_CONDITION:
         raise ValueError(
             f"{name} is not (numerically) invertible: its condition number {cond:.3g} exceeds "
             f"MAX_CONDITION = {MAX_CONDITION:.0e}"
         )
+    if _is_torch(G):
+        import torch
+
+        return G, torch.linalg.inv(G)
     return G, np.linalg.inv(G)
 
 
@@ -320,7 +329,8 @@ def scale_layers(layers: Sequence[Layer], c: Sequence[float]) -> list[Layer]:
     Parameters
     ----------
     layers : sequence of (Q, K, V)
-        Float arrays, or sympy matrices for an exact check.
+        Float arrays (numpy, or torch: torch in, torch out), or sympy matrices for an exact
+        check.
     c : sequence of float, length=l
         One nonzero scalar per layer (sympy expressions allowed for symbolic layers).
 
@@ -358,7 +368,7 @@ def scale_layers(layers: Sequence[Layer], c: Sequence[float]) -> list[Layer]:
         ci = float(ci)
         if ci == 0.0 or not np.isfinite(ci):
             raise ValueError(f"c[{i - 1}] (layer {i}) must be a finite nonzero scalar, got {ci}")
-        out.append((ci * Q, K.copy(), V / ci))
+        out.append((ci * Q, _copy(K), V / ci))
     return out
 
 
@@ -368,7 +378,8 @@ def change_attention_basis(layers: Sequence[Layer], i: int, G: Any) -> list[Laye
     Parameters
     ----------
     layers : sequence of (Q, K, V)
-        Float arrays, or sympy matrices for an exact check.
+        Float arrays (numpy, or torch: torch in, torch out), or sympy matrices for an exact
+        check.
     i : int
         The layer, 1-based (``1 ≤ i ≤ l``).
     G : array-like, shape=[a_i, a_i]
@@ -393,9 +404,9 @@ def change_attention_basis(layers: Sequence[Layer], i: int, G: Any) -> list[Laye
     mats, symbolic = _layers(layers)
     i = _check_index(i, 1, len(mats), "layer index i")
     Q, K, V = mats[i - 1]
-    G, Ginv = _inverse(G, Q.shape[0], f"G (for layer {i}, a_{i} = {Q.shape[0]})", symbolic)
-    out = [tuple(m if symbolic else m.copy() for m in layer) for layer in mats]
-    out[i - 1] = (G @ Q, _T(Ginv) @ K, V if symbolic else V.copy())
+    G, Ginv = _inverse(G, Q.shape[0], f"G (for layer {i}, a_{i} = {Q.shape[0]})", symbolic, Q)
+    out = [tuple(m if symbolic else _copy(m) for m in layer) for layer in mats]
+    out[i - 1] = (G @ Q, _T(Ginv) @ K, V if symbolic else _copy(V))
     return out
 
 
@@ -409,7 +420,8 @@ def pass_through(layers: Sequence[Layer], i: int, C: Any) -> list[Layer]:
     Parameters
     ----------
     layers : sequence of (Q, K, V)
-        Float arrays, or sympy matrices for an exact check.
+        Float arrays (numpy, or torch: torch in, torch out), or sympy matrices for an exact
+        check.
     i : int
         The hidden width, 1-based (``1 ≤ i ≤ l - 1``).
     C : array-like, shape=[d_i, d_i]
@@ -437,8 +449,8 @@ def pass_through(layers: Sequence[Layer], i: int, C: Any) -> list[Layer]:
     i = _check_index(i, 1, len(mats) - 1, "hidden-width index i")
     Q, K, V = mats[i - 1]
     Qn, Kn, Vn = mats[i]
-    C, Cinv = _inverse(C, V.shape[0], f"C (for width d_{i} = {V.shape[0]})", symbolic)
-    out = [tuple(m if symbolic else m.copy() for m in layer) for layer in mats]
+    C, Cinv = _inverse(C, V.shape[0], f"C (for width d_{i} = {V.shape[0]})", symbolic, V)
+    out = [tuple(m if symbolic else _copy(m) for m in layer) for layer in mats]
     out[i - 1] = (out[i - 1][0], out[i - 1][1], C @ V)
     out[i] = (Qn @ Cinv, Kn @ Cinv, Vn @ Cinv)
     return out

@@ -302,3 +302,19 @@ def test_virtual_bad_input():
         virtual_forward(np.ones((2, 3)), M, L)
     with pytest.raises(ValueError):
         virtual_weights([])
+
+
+def test_group_actions_torch():
+    w, a = (3, 2, 2), (2, 2)
+    layers = [tuple(torch.tensor(m) for m in layer) for layer in random_layers(w, a, 1)]
+    X = torch.tensor(_X(w))
+    y = deep_attention(X, layers)
+    for new in (
+        scale_layers(layers, [2.0, -1.0]),
+        change_attention_basis(layers, 2, np.array([[2.0, 1.0], [0.0, 1.0]])),
+        pass_through(layers, 1, torch.tensor([[1.0, 2.0], [0.0, 3.0]], dtype=torch.float64)),
+    ):
+        assert isinstance(new[1][0], torch.Tensor)
+        assert torch.allclose(deep_attention(X, new), y)
+    with pytest.raises(ValueError, match="condition number"):
+        pass_through(layers, 1, torch.zeros(2, 2, dtype=torch.float64))
