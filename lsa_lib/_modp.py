@@ -26,7 +26,7 @@ import numpy as np
 #: The default prime: the largest prime below ``2^20``.
 DEFAULT_PRIME = 1048573
 
-_LEAF = 24  # width below which elimination proceeds one column at a time
+_LEAF = 16  # width below which elimination proceeds one column at a time
 
 
 def _check_prime(p: int) -> int:
@@ -119,44 +119,23 @@ def mm(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
     return out
 
 
-def _pad(T: np.ndarray, ndim: int) -> np.ndarray:
-    """Insert axes after the tangent axis so that ``T[i]`` has ``ndim`` axes (broadcasting)."""
-    extra = ndim - (T.ndim - 1)
-    if extra <= 0:
+def _full(T: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The tangent array broadcast to ``(*shape, k)`` as a writable array."""
+    target = tuple(shape) + (T.shape[-1],)
+    if T.shape == target:
         return T
-    return T.reshape(T.shape[:1] + (1,) * extra + T.shape[1:])
-
-
-def _tan_left(T: np.ndarray, W: np.ndarray, p: int, raw: bool = False) -> np.ndarray:
-    """``T[i] @ W`` for every tangent ``i``: one BLAS call per batch entry (``k`` folded into rows)."""
-    k = T.shape[0]
-    Tb = np.moveaxis(T, 0, -3)  # (*B, k, m, r)
-    m, r = Tb.shape[-2:]
-    Tb = Tb.reshape(Tb.shape[:-3] + (k * m, r))
-    R = np.matmul(Tb, W) if raw else mm(Tb, W, p)  # (*B', k m, s)
-    R = R.reshape(R.shape[:-2] + (k, m, R.shape[-1]))
-    return np.moveaxis(R, -3, 0)
-
-
-def _tan_right(W: np.ndarray, T: np.ndarray, p: int, raw: bool = False) -> np.ndarray:
-    """``W @ T[i]`` for every tangent ``i`` (``k`` folded into the columns)."""
-    k = T.shape[0]
-    Tb = np.moveaxis(T, 0, -2)  # (*B, r, k, s)
-    r, s = Tb.shape[-3], Tb.shape[-1]
-    Tb = Tb.reshape(Tb.shape[:-3] + (r, k * s))
-    R = np.matmul(W, Tb) if raw else mm(W, Tb, p)  # (*B', m, k s)
-    R = R.reshape(R.shape[:-1] + (k, s))
-    return np.moveaxis(R, -2, 0)
+    return np.ascontiguousarray(np.broadcast_to(T, target))
 
 
 class ModDual:
     """Forward-mode dual numbers modulo a prime: a value and ``k`` tangent directions.
 
-    ``value`` has shape ``S``; ``tangent`` has shape ``(k, *S)`` (or is ``None`` for a
-    constant). The operations ``@``, ``.mT``, ``+``, ``-`` (binary and unary) and ``*`` follow
-    the product rule exactly over ``F_p``; plain arrays and integers are treated as constants.
-    All entries are residues in ``[0, p)`` stored as float64 (see the module docstring for why
-    this is exact).
+    ``value`` has shape ``S``; ``tangent`` has shape ``(*S, k)`` (the directions last, so that
+    every product with a value is one BLAS call per matrix with ``k`` folded into the columns),
+    or is ``None`` for a constant. The operations ``@``, ``.mT``, ``+``, ``-`` (binary and
+    unary), ``*`` and ``reshape`` follow the product rule exactly over ``F_p``; plain arrays and
+    integers are constants. Entries are residues in ``[0, p)`` stored as float64 (see the
+    module docstring for why this is exact).
     """
 
     __array_ufunc__ = None  # make numpy defer to our reflected operators
@@ -187,14 +166,14 @@ class ModDual:
 
     @property
     def mT(self) -> ModDual:
-        t = None if self.tangent is None else np.swapaxes(self.tangent, -1, -2)
+        t = None if self.tangent is None else np.swapaxes(self.tangent, -2, -3)
         return ModDual(np.swapaxes(self.value, -1, -2), t, self.p)
 
     def reshape(self, *shape: Any) -> ModDual:
         if len(shape) == 1 and isinstance(shape[0], tuple):
             shape = shape[0]
         v = self.value.reshape(shape)
-        t = None if self.tangent is None else self.tangent.reshape((-1,) + v.shape)
+        t = None if self.tangent is None else self.tangent.reshape(v.shape + (-1,))
         return ModDual(v, t, self.p)
 
     # -- arithmetic ----------------------------------------------------------------------
@@ -202,17 +181,28 @@ class ModDual:
         o = self._lift(other)
         p = self.p
         value = mm(self.value, o.value, p)
-        # the two product-rule terms are summed before one reduction: each is below
-        # r (p-1)^2, so their sum is exact when 2 r <= max_inner(p)
-        raw = 2 * self.value.shape[-1] <= max_inner(p)
+        # the product-rule terms are summed before one reduction: each is below r (p-1)^2,
+        # so their sum is exact when 2 r <= max_inner(p)
+        r = self.value.shape[-1]
+        raw = 2 * r <= max_inner(p)
         tan = None
         if self.tangent is not None:
-            tan = _tan_left(self.tangent, o.value, p, raw=raw)
+            # Σ_r T[..., m, r, :] W[..., r, s]: (Wᵀ)[..., None, s, r] @ T[..., m, r, k]
+            Wt = np.swapaxes(o.value, -1, -2)[..., None, :, :]
+            tan = np.matmul(Wt, self.tangent) if raw else mm(Wt, self.tangent, p)
         if o.tangent is not None:
-            t2 = _tan_right(self.value, o.tangent, p, raw=raw)
-            tan = t2 if tan is None else np.add(tan, t2, out=tan)
-        if raw and tan is not None:
-            tan = reduce(tan, p)
+            T = o.tangent  # (..., r, s, k) -> (..., r, s k): k folded into the columns
+            k = T.shape[-1]
+            T2 = T.reshape(T.shape[:-2] + (T.shape[-2] * k,))
+            t2 = np.matmul(self.value, T2) if raw else mm(self.value, T2, p)
+            t2 = t2.reshape(t2.shape[:-1] + (T.shape[-2], k))
+            tan = t2 if tan is None else np.add(tan, t2, out=tan if tan.shape == t2.shape else None)
+        if tan is not None:
+            if raw:
+                tan = reduce(tan, p)
+            elif self.tangent is not None and o.tangent is not None:
+                tan = reduce(tan, p)
+            tan = _full(tan, value.shape)
         return ModDual(value, tan, p)
 
     def __rmatmul__(self, other: Any) -> ModDual:
@@ -222,19 +212,12 @@ class ModDual:
         o = self._lift(other)
         p = self.p
         value = reduce(self.value + (o.value if sign > 0 else p - o.value), p)
-        nd = value.ndim
         if o.tangent is None:
-            tan = (
-                None
-                if self.tangent is None
-                else np.broadcast_to(
-                    _pad(self.tangent, nd), (self.tangent.shape[0],) + value.shape
-                ).copy()
-            )
+            tan = None if self.tangent is None else _full(self.tangent, value.shape).copy()
         else:
-            ot = _pad(o.tangent, nd) if sign > 0 else p - _pad(o.tangent, nd)
-            tan = ot if self.tangent is None else reduce(_pad(self.tangent, nd) + ot, p)
-            tan = np.broadcast_to(tan, (tan.shape[0],) + value.shape).copy()
+            ot = o.tangent if sign > 0 else p - o.tangent
+            tan = ot if self.tangent is None else self.tangent + ot
+            tan = _full(reduce(tan, p) if tan is not o.tangent else tan.copy(), value.shape)
         return ModDual(value, tan, p)
 
     def __add__(self, other: Any) -> ModDual:
@@ -258,22 +241,21 @@ class ModDual:
         o = self._lift(other)
         p = self.p
         value = reduce(self.value * o.value, p)
-        nd = value.ndim
         tan = None
         if self.tangent is not None:
-            tan = _pad(self.tangent, nd) * o.value
+            tan = self.tangent * o.value[..., None]
         if o.tangent is not None:
-            t2 = self.value * _pad(o.tangent, nd)
+            t2 = self.value[..., None] * o.tangent
             tan = t2 if tan is None else tan + t2
         if tan is not None:
-            tan = reduce(np.broadcast_to(tan, (tan.shape[0],) + value.shape).copy(), p)
+            tan = _full(reduce(tan, p), value.shape)
         return ModDual(value, tan, p)
 
     def __rmul__(self, other: Any) -> ModDual:
         return self.__mul__(other)
 
     def __repr__(self) -> str:
-        k = 0 if self.tangent is None else self.tangent.shape[0]
+        k = 0 if self.tangent is None else self.tangent.shape[-1]
         return f"ModDual(shape={self.value.shape}, tangents={k}, p={self.p})"
 
 
@@ -339,8 +321,9 @@ def _ple(A: np.ndarray, p: int) -> tuple[list[int], np.ndarray]:
             l = reduce(A[r + 1 :, j] * inv, p)
             A[r + 1 :, j] = l
             if j + 1 < w and r + 1 < m:
-                upd = reduce(np.multiply.outer(l, A[r, j + 1 :]), p)
-                A[r + 1 :, j + 1 :] = reduce(A[r + 1 :, j + 1 :] + (p - upd), p)
+                upd = np.multiply.outer(l, A[r, j + 1 :])  # < 2^40
+                np.subtract(A[r + 1 :, j + 1 :], upd, out=upd)  # in (-2^40, p)
+                A[r + 1 :, j + 1 :] = reduce(upd, p)
             piv.append(j)
             r += 1
         return piv, perm

@@ -819,11 +819,11 @@ def _exact_jacobian(
     for x, s in zip(point, param.shapes):
         size = int(np.prod(s))
         if C is None:
-            tan = np.zeros((P, size))
-            tan[np.arange(pos, pos + size), np.arange(size)] = 1.0
+            tan = np.zeros((size, P))
+            tan[np.arange(size), np.arange(pos, pos + size)] = 1.0
         else:
-            tan = np.ascontiguousarray(C[pos : pos + size].T)
-        duals.append(_modp.ModDual(x, tan.reshape((-1, *s)), p))
+            tan = np.ascontiguousarray(C[pos : pos + size])
+        duals.append(_modp.ModDual(x, tan.reshape((*s, -1)), p))
         pos += size
     k = P if C is None else C.shape[1]
     # inputs in chunks, so that one tangent array holds at most ~3·10⁷ numbers
@@ -837,7 +837,7 @@ def _exact_jacobian(
         if y.tangent is None:
             parts.append(np.zeros((int(np.prod(y.value.shape)), k)))
         else:
-            parts.append(y.tangent.reshape(k, -1).T)
+            parts.append(np.broadcast_to(y.tangent, y.value.shape + (k,)).reshape(-1, k))
     return np.vstack(parts)
 
 

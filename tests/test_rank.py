@@ -134,11 +134,15 @@ def test_dual_numbers_match_the_integer_jacobian() -> None:
 
 def test_dual_elementwise_and_subtraction() -> None:
     p = 101
-    a = _modp.ModDual(np.array([[3.0, 4.0]]), np.array([[[1.0, 0.0]], [[0.0, 1.0]]]), p)
+    # value shape (1, 2), two tangent directions (last axis): the two unit vectors
+    a = _modp.ModDual(np.array([[3.0, 4.0]]), np.eye(2)[None], p)
     y = a * a - 2 * a + np.array([[1, 1]])  # (a - 1)²: derivative 2(a - 1)
     assert np.array_equal(y.value, np.array([[4.0, 9.0]]))
-    assert np.array_equal(y.tangent[0], np.array([[4.0, 0.0]]))
-    assert np.array_equal(y.tangent[1], np.array([[0.0, 6.0]]))
+    assert np.array_equal(y.tangent[..., 0], np.array([[4.0, 0.0]]))
+    assert np.array_equal(y.tangent[..., 1], np.array([[0.0, 6.0]]))
+    w = (a.mT @ a).reshape(4)  # the outer product, flattened
+    assert np.array_equal(w.value, np.array([9.0, 12.0, 12.0, 16.0]))
+    assert np.array_equal(w.tangent[:, 0], np.array([6.0, 4.0, 4.0, 0.0]))
     z = -a
     assert np.array_equal(z.value, np.array([[98.0, 97.0]]))
     with pytest.raises(TypeError):
