@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import sympy
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lsa_lib._core import flatten_layers, parameter_count, random_layers, unflatten_layers
 from lsa_lib.lightning import deep_attention
@@ -318,3 +320,20 @@ def test_group_actions_torch():
         assert torch.allclose(deep_attention(X, new), y)
     with pytest.raises(ValueError, match="condition number"):
         pass_through(layers, 1, torch.zeros(2, 2, dtype=torch.float64))
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    widths=st.lists(st.integers(1, 3), min_size=2, max_size=4),
+    attn_seed=st.integers(0, 10**6),
+    normalized=st.booleans(),
+)
+def test_generators_kill_the_jacobian_hypothesis(widths, attn_seed, normalized):
+    w = tuple(widths)
+    a = tuple(np.random.default_rng(attn_seed).integers(1, 4, len(w) - 1).tolist())
+    layers = random_layers(w, a, attn_seed)
+    G = symmetry_generators(layers, normalized)
+    assert G.shape == (orbit_dimension_count(w, a, normalized), parameter_count(w, a))
+    J = _jacobian(layers, w, a, 0.5 * _X(w, n=3), normalized)
+    scale = np.abs(J).max() * max(np.abs(G).max(), 1.0)
+    assert np.abs(J @ G.T).max() <= 1e-12 * scale + 1e-300
