@@ -1,8 +1,24 @@
-"""The rank engine: honest float ranks (and, later in this module, certified exact ranks).
+"""The rank engine: honest float ranks and certified exact ranks.
 
-Every dimension in the book is the rank of a Jacobian. A float rank is read at the
-**largest gap** of the singular values and returned together with that gap; when the gap is
-too small to trust, :class:`RankAmbiguityError` is raised instead of a guess.
+Every dimension in the book is the rank of a Jacobian: of the map from weights to functions,
+sampled on inputs. This module computes it in two independent ways.
+
+* **Float64** (:func:`numerical_rank`, :func:`numerical_dimension`): the Jacobian by automatic
+  differentiation (``torch.func``, per input in whichever mode needs fewer passes), its
+  singular values, and the rank read at the **largest gap**, returned together with that gap
+  and the runner-up. When the gap is too small to trust (below ``min_gap``, default ``1e4``)
+  :class:`RankAmbiguityError` is raised instead of a guess. Works for any forward map,
+  softmax included.
+* **Exact** (:func:`certified_rank`, :func:`certified_dimension`): for polynomial maps with
+  integer coefficients (lightning networks), the Jacobian at an integer point on integer
+  inputs, computed modulo a prime by forward-mode dual numbers (:mod:`lsa_lib._modp`), gives a
+  certified **lower** bound; ``P`` minus the rank of the known symmetries' tangent vectors
+  gives a certified **upper** bound. When they meet, the dimension is proved, not estimated.
+
+A map is described by a :class:`Parametrization` (blocks of parameters and a forward pass
+written with ``@``, ``.mT``, ``+``, ``-``, ``*``), so other chapters can hand their own maps
+(multi-head, residual, normalized variants, ``(A, V)`` coordinates) to the same engine.
+Explained in the chapter "Dimension formulas".
 """
 
 from __future__ import annotations
