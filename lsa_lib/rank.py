@@ -449,9 +449,10 @@ def _default_inputs(param: Parametrization, k: int, margin: float = 1.2) -> int:
 
 
 def _outputs_per_input(param: Parametrization) -> int:
-    cached = _OUT_CACHE.get(id(param))
-    if cached is not None and cached[0] is param:
-        return cached[1]
+    """The number of output coordinates of one input (one forward pass at zero, cached)."""
+    cached = param.__dict__.get("_outputs_per_input")
+    if cached is not None:
+        return cached
     import torch
 
     ps = [torch.zeros(s, dtype=torch.float64) for s in param.shapes]
@@ -459,11 +460,8 @@ def _outputs_per_input(param: Parametrization) -> int:
     with torch.no_grad():
         y = param.forward(ps, X)
     n = int(np.prod(tuple(y.shape[1:]))) if y.ndim > 1 else 1
-    _OUT_CACHE[id(param)] = (param, n)
+    object.__setattr__(param, "_outputs_per_input", n)  # a cache, not a field
     return n
-
-
-_OUT_CACHE: dict[int, tuple[Parametrization, int]] = {}
 
 
 def _check_n_inputs(n_inputs: Any) -> int | None:
