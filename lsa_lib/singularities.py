@@ -976,7 +976,7 @@ def umbrella_slice(n: int = 41, box: float = 1.0) -> UmbrellaSlice:
 
 
 def plot_umbrella_slice(
-    data: UmbrellaSlice | None = None, *, elev: float = 22.0, azim: float = -58.0, ax: Any = None
+    data: UmbrellaSlice | None = None, *, elev: float = 24.0, azim: float = -35.0, ax: Any = None
 ) -> Any:
     """Draw :func:`umbrella_slice` as a surface with the singular curve in gold.
 
@@ -1008,8 +1008,17 @@ def plot_umbrella_slice(
         ax = fig.add_subplot(projection="3d")
     fig = ax.figure
     U, Vg, S = data.surface
+    ax.computed_zorder = False  # draw the curves on top of the translucent surface
     ax.plot_surface(
-        U, Vg, S, color=SMOOTH_COLOR, alpha=0.55, linewidth=0.3, edgecolor="#1a3c5a", shade=True
+        U,
+        Vg,
+        S,
+        color=SMOOTH_COLOR,
+        alpha=0.45,
+        linewidth=0.25,
+        edgecolor="#1a3c5a",
+        shade=True,
+        zorder=1,
     )
     c_in, c_out = data.singular_in_m, data.singular_not_in_m
     ax.plot(
@@ -1017,8 +1026,9 @@ def plot_umbrella_slice(
         c_in[:, 1],
         c_in[:, 2],
         color=SINGULAR_COLOR,
-        lw=4,
-        label="singular curve (in M)",
+        lw=4.5,
+        label="singular points (in M)",
+        zorder=10,
     )
     ax.plot(
         c_out[:, 0],
@@ -1027,11 +1037,14 @@ def plot_umbrella_slice(
         color="#555555",
         lw=2.2,
         ls="--",
-        label="equation holds, not in M",
+        label="on the quartic, not in M",
+        zorder=10,
     )
-    ax.set_xlabel("u  (y² in q₂)")
-    ax.set_ylabel("v  (xy in q₂)")
-    ax.set_zlabel("s  (y² in q₁)")
+    ax.set_xlabel("u  (coefficient of y² in q₂)", labelpad=6)
+    ax.set_ylabel("v  (coefficient of xy in q₂)", labelpad=6)
+    ax.set_zlabel("s  (coefficient of y² in q₁)", labelpad=6)
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_ticks([-1.0, -0.5, 0.0, 0.5, 1.0])
     ax.view_init(elev=elev, azim=azim)
     ax.legend(loc="upper left")
     return fig
@@ -1066,8 +1079,8 @@ def explore_umbrella_slice(data: UmbrellaSlice | None = None) -> Any:
 
     return widgets.interactive(
         draw,
-        elev=widgets.FloatSlider(value=22.0, min=-90.0, max=90.0, step=2.0),
-        azim=widgets.FloatSlider(value=-58.0, min=-180.0, max=180.0, step=2.0),
+        elev=widgets.FloatSlider(value=24.0, min=-90.0, max=90.0, step=2.0),
+        azim=widgets.FloatSlider(value=-35.0, min=-180.0, max=180.0, step=2.0),
     )
 
 
@@ -1183,6 +1196,9 @@ class DescentRuns:
         :func:`singular_proximity` of the target.
     ratio_A, ratio_V : numpy.ndarray, shape=[n_runs, n_records]
         ``σ₂/σ₁`` of ``A = KᵀQ`` and of ``V`` along each run (``proximity`` is their maximum).
+    final_weights : tuple of numpy.ndarray
+        ``(Q, K, V)`` at the end, shapes ``[n_runs, d, d]``, ``[n_runs, d, d]``,
+        ``[n_runs, d_out, d]``.
     """
 
     steps: np.ndarray
@@ -1191,6 +1207,7 @@ class DescentRuns:
     target_proximity: float
     ratio_A: np.ndarray
     ratio_V: np.ndarray
+    final_weights: tuple = field(repr=False, default=())
 
 
 def descent_runs(
@@ -1294,6 +1311,7 @@ def descent_runs(
         float(singular_proximity(A_t, V_t)),
         ratio_A,
         ratio_V,
+        tuple(M.detach().numpy().copy() for M in (Q, K, V)),
     )
 
 
