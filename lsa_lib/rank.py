@@ -568,14 +568,23 @@ def float_jacobian(
     for s in range(0, n, chunk):
         jb = per_input(blocks, Xt[s : s + chunk])  # one (c, out, *shape) tensor per block
         parts.append(torch.cat([b.reshape(b.shape[0] * out, -1) for b in jb], dim=1))
-    return torch.cat(parts).numpy()
+    return (parts[0] if len(parts) == 1 else torch.cat(parts)).numpy()
 
 
 def _singular_values(J: np.ndarray) -> np.ndarray:
-    """Singular values of a tall matrix via QR first (``R`` has the same singular values)."""
-    if J.shape[0] > 2 * J.shape[1]:
-        J = np.linalg.qr(J, mode="r")
-    return np.linalg.svd(J, compute_uv=False)
+    """Singular values of a float64 matrix, largest first.
+
+    A tall matrix is reduced to the triangular factor ``R`` of its QR decomposition first
+    (``R`` has the same singular values; Householder QR is backward stable, so nothing is lost
+    at the round-off level ``s_1 · eps``). LAPACK through torch (measured faster here than
+    numpy's BLAS for these shapes).
+    """
+    import torch
+
+    T = torch.as_tensor(J)
+    if T.shape[0] > 2 * T.shape[1]:
+        T = torch.linalg.qr(T, mode="r")[1]
+    return torch.linalg.svdvals(T).numpy()
 
 
 #: With ``n_inputs=None``, inputs are added until the sampled Jacobian has this many rows per
