@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ._core import check_architecture, parameter_count
-from .rank import RankAmbiguityError
+from .rank import DEFAULT_MIN_GAP, RankAmbiguityError
 
 __all__ = [
     "parameter_count",
@@ -650,13 +650,19 @@ def _cert_text(cert: Any) -> str:
     return f"{cert.lower}…{cert.upper}"
 
 
-def _float_text(row: DimensionRow) -> str:
+def _float_text(row: DimensionRow, gaps: str) -> str:
     if row.numerical is not None:
+        if gaps == "threshold":
+            return f"{row.numerical.rank} (gap ≥ {DEFAULT_MIN_GAP:.0e})"
         return f"{row.numerical.rank} (gap {row.numerical.gap:.0e})"
+    if gaps == "threshold" and row.numerical_note.startswith("ambiguous"):
+        return f"ambiguous (gap < {DEFAULT_MIN_GAP:.0e})"
     return row.numerical_note
 
 
-def format_dimension_table(rows: Sequence[DimensionRow], style: str = "markdown") -> str:
+def format_dimension_table(
+    rows: Sequence[DimensionRow], style: str = "markdown", gaps: str = "value"
+) -> str:
     """Render :func:`dimension_table` rows as a Markdown or plain-text table.
 
     Parameters
@@ -664,6 +670,11 @@ def format_dimension_table(rows: Sequence[DimensionRow], style: str = "markdown"
     rows : sequence of DimensionRow
     style : {"markdown", "text"}
         A Markdown pipe table, or aligned plain text.
+    gaps : {"value", "threshold"}
+        Print each float gap's value (``"7 (gap 6e+12)"``), or only whether it passed the
+        float engine's threshold (``"7 (gap ≥ 1e+04)"``, ``"ambiguous (gap < 1e+04)"``): the
+        value of a gap against round-off varies with the linear-algebra library, the
+        comparison with the threshold does not (used where outputs must be reproducible).
 
     Returns
     -------
@@ -677,6 +688,8 @@ def format_dimension_table(rows: Sequence[DimensionRow], style: str = "markdown"
     """
     if style not in ("markdown", "text"):
         raise ValueError(f"style must be 'markdown' or 'text', got {style!r}")
+    if gaps not in ("value", "threshold"):
+        raise ValueError(f"gaps must be 'value' or 'threshold', got {gaps!r}")
     header = ["widths", "attn", "P", "expected", "certified", "float64", "P / dim"]
     body = []
     for row in rows:
@@ -693,7 +706,7 @@ def format_dimension_table(rows: Sequence[DimensionRow], style: str = "markdown"
                 str(row.n_params),
                 "none" if row.expected is None else str(row.expected),
                 _cert_text(row.certified),
-                _float_text(row),
+                _float_text(row, gaps),
                 ratio,
             ]
         )

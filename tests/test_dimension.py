@@ -176,6 +176,8 @@ def test_table_without_engine_and_format():
     assert "none" in text and "|" not in text
     with pytest.raises(ValueError, match="style"):
         format_dimension_table(rows, style="html")
+    with pytest.raises(ValueError, match="gaps"):
+        format_dimension_table(rows, gaps="exact")
     with pytest.raises(TypeError, match="DimensionRow"):
         format_dimension_table([1])
 
@@ -292,6 +294,7 @@ def test_table_with_engine():
     assert rows[1].certified.lower == 28 and rows[1].agrees is None
     assert isinstance(rows[0], DimensionRow)
     assert "7 (exact)" in format_dimension_table(rows)
+    assert "7 (gap ≥ 1e+04)" in format_dimension_table(rows, gaps="threshold")
     assert "certificate: 7 ≤ dim ≤ 7 (exact" in explore((2, 2), (2,))
 
 
