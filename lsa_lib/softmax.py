@@ -55,6 +55,7 @@ __all__ = [
     "SoftmaxEstimate",
     "softmax_dimension_estimate",
     "figure3_data",
+    "gap_order",
     "format_estimates",
 ]
 
@@ -879,8 +880,43 @@ def figure3_data(
     return rows
 
 
+def gap_order(gap: float) -> str:
+    """A gap as the power of ten just below it, e.g. ``3.2e8`` → ``"1e+08"``.
+
+    The gap divides a genuine singular value by one at the round-off level, and round-off
+    changes with the linear-algebra library; its order of magnitude is what a reader (and a
+    stored notebook output) can rely on.
+
+    Parameters
+    ----------
+    gap : float
+        A positive number (``inf`` is shown as ``"inf"``).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``gap`` is not a positive number.
+
+    Notes
+    -----
+    Used in the chapter "The softmax conjecture".
+    """
+    if isinstance(gap, bool) or not isinstance(gap, numbers.Real) or not gap > 0:
+        raise ValueError(f"gap must be a positive number, got {gap!r}")
+    if gap == np.inf:
+        return "inf"
+    return f"1e{int(np.floor(np.log10(float(gap)))):+03d}"
+
+
 def format_estimates(rows: Sequence[SoftmaxEstimate], *, seconds: bool = False) -> str:
     """A plain-text table of estimates (one line per row).
+
+    The gap is shown by its order of magnitude (:func:`gap_order`), the runner-up with two
+    significant digits.
 
     Parameters
     ----------
@@ -896,8 +932,8 @@ def format_estimates(rows: Sequence[SoftmaxEstimate], *, seconds: bool = False) 
     -----
     Used in the chapter "The softmax conjecture".
     """
-    head = f"{'widths':>16} {'attn':>9} {'P':>4} {'rank':>5} {'expected':>8} {'gap':>9} {'runner-up':>9}"
-    head += f" {'trusted':>7}" + (f" {'s/point':>8}" if seconds else "")
+    head = f"{'widths':>16} {'attn':>9} {'P':>4} {'rank':>5} {'expected':>8} {'gap >=':>7}"
+    head += f" {'runner-up':>9} {'trusted':>7}" + (f" {'s/point':>8}" if seconds else "")
     lines = [head]
     for r in rows:
         if not isinstance(r, SoftmaxEstimate):
@@ -905,7 +941,7 @@ def format_estimates(rows: Sequence[SoftmaxEstimate], *, seconds: bool = False) 
         exp = "-" if r.expected is None else str(r.expected)
         line = (
             f"{str(r.widths):>16} {str(r.attn):>9} {r.n_params:>4} {r.rank:>5} {exp:>8} "
-            f"{r.gap:>9.1e} {r.runner_up:>9.1e} {str(r.trusted):>7}"
+            f"{gap_order(r.gap):>7} {r.runner_up:>9.2g} {str(r.trusted):>7}"
         )
         if seconds:
             line += f" {r.seconds:>8.2f}"

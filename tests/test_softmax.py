@@ -17,6 +17,7 @@ from lsa_lib.softmax import (
     attention_value_normalized_parametrization,
     figure3_data,
     format_estimates,
+    gap_order,
     normalized_attention,
     normalized_network,
     normalized_parametrization,
@@ -263,3 +264,11 @@ def test_general_estimate_and_table():
 def test_figure3_bad_input(kwargs, error):
     with pytest.raises(error):
         figure3_data(**kwargs)
+
+
+def test_gap_order():
+    assert gap_order(3.2e8) == "1e+08" and gap_order(1.0) == "1e+00" and gap_order(0.5) == "1e-01"
+    assert gap_order(np.inf) == "inf"
+    for bad in (0, -1.0, np.nan, "1e8", True):
+        with pytest.raises(ValueError, match="gap must be"):
+            gap_order(bad)
