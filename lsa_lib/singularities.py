@@ -39,6 +39,7 @@ from .rank import DEFAULT_MIN_GAP, float_rank
 __all__ = [
     "function_coefficients",
     "coefficient_differential",
+    "coefficient_evaluation_rank",
     "single_layer_dimension",
     "TangentDimension",
     "tangent_dimension",
@@ -193,6 +194,54 @@ def coefficient_differential(A: Any, V: Any) -> np.ndarray:
     JV = (JV + JV.transpose(0, 2, 1, 3, 4, 5)) / 2
     n = d_out * d**3
     return np.hstack([JA.reshape(n, d * d), JV.reshape(n, d_out * d)])
+
+
+def coefficient_evaluation_rank(
+    d: int, d_out: int, t: int, *, n_inputs: int | None = None, seed: int = 0
+) -> tuple[int, int]:
+    """Whether the function determines its coefficient tensor: the rank of ``F ↦ φ`` on samples.
+
+    Parameters
+    ----------
+    d, d_out, t : int
+        Widths and tokens per input (positive).
+    n_inputs : int, optional
+        Number of random inputs ``X`` (default: enough for the rank to be full if it can be).
+    seed : int
+        Seed of the inputs.
+
+    Returns
+    -------
+    tuple of int
+        ``(rank, n_coefficients)``: the rank, read at a singular-value gap of at least 1e4, of
+        the linear map from tensors ``F`` (symmetric in ``(p, q)``; ``n_coefficients =
+        d' · d(d+1)/2 · d`` of them) to the outputs ``φ(X)[k, j] = Σ F[k, p, q, r] S[p, q] X[r, j]`` on the inputs.
+        Equal numbers mean that different tensors give different functions.
+
+    Notes
+    -----
+    Explained in the chapter "Singularities and the boundary".
+    """
+    for name, v in (("d", d), ("d_out", d_out), ("t", t)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    pairs = [(p, q) for p in range(d) for q in range(p, d)]
+    n_coef = d_out * len(pairs) * d
+    if n_inputs is None:
+        n_inputs = 2 * n_coef // (d_out * t) + 2
+    if isinstance(n_inputs, bool) or not isinstance(n_inputs, numbers.Integral) or n_inputs < 1:
+        raise ValueError(f"n_inputs must be a positive integer, got {n_inputs!r}")
+    X = np.random.default_rng(seed).standard_normal((int(n_inputs), d, t))
+    S = X @ X.transpose(0, 2, 1)
+    cols = []
+    for k in range(d_out):
+        for p, q in pairs:
+            for r in range(d):
+                out = np.zeros((int(n_inputs), d_out, t))
+                weight = S[:, p, q] if p == q else 2 * S[:, p, q]
+                out[:, k, :] = weight[:, None] * X[:, r, :]
+                cols.append(out.ravel())
+    return float_rank(np.array(cols).T).rank, n_coef
 
 
 def single_layer_dimension(d: int, d_out: int, a: int) -> int:
@@ -361,7 +410,9 @@ class TangentSpace:
     manifold_dimension : int
         ``dim M_{d,d',a}`` (:func:`single_layer_dimension`).
     sheet_ranks : tuple of int
-        The rank of the differential at each preimage used (the first is the given point).
+        The rank of the differential at each ``(A, V)`` preimage used (the first is the given
+        point). When ``rk A < a < d`` the attention directions of that preimage are those of
+        all its factorizations ``A = Kᵀ Q`` together.
     kind : str
         :func:`singular_kind` of the point.
     basis : numpy.ndarray, shape=[d_out * d**3, dimension]
@@ -845,7 +896,7 @@ def m212_preimage(q: Any, *, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]
         a, b, c = g
         # a real root [r1 : r2] of g(x, y) = a x² + b x y + c y²
         if abs(a) >= abs(c):
-            if a == 0:  # pragma: no cover - then g = b x y
+            if a == 0:  # then g = b x y
                 r = np.array([1.0, 0.0])
             else:
                 r = np.array([(-b + math.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a), 1.0])

@@ -77,6 +77,17 @@ def test_bad_pairs(A, V, err):
         S.tangent_space(A, V)
 
 
+def test_coefficient_evaluation_rank():
+    assert S.coefficient_evaluation_rank(2, 2, 1) == (8, 12)
+    assert S.coefficient_evaluation_rank(2, 2, 2) == (12, 12)
+    assert S.coefficient_evaluation_rank(3, 1, 3, n_inputs=40, seed=1) == (18, 18)
+    for bad in ((0, 1, 2), (2, 1, 1.0)):
+        with pytest.raises(ValueError):
+            S.coefficient_evaluation_rank(*bad)
+    with pytest.raises(ValueError):
+        S.coefficient_evaluation_rank(2, 2, 2, n_inputs=0)
+
+
 def test_single_layer_dimension():
     assert S.single_layer_dimension(2, 2, 2) == 7
     assert S.single_layer_dimension(2, 1, 2) == 5
@@ -216,7 +227,8 @@ def test_membership_and_preimages():
     assert np.allclose(S.quadric_pair(A0, V0), 0)
     indefinite = np.array([1.0, 1.0, -2.0, -3.0, -3.0, 6.0])
     square = np.array([0.0, 0.0, 1.0, 0.0, 0.0, 2.0])  # (y², 2y²)
-    for q in [indefinite, square] + [
+    product = np.array([0.0, 1.0, 0.0, 0.0, -2.0, 0.0])  # (xy, -2xy)
+    for q in [indefinite, square, product] + [
         S.quadric_pair(rng.standard_normal((2, 2)), rng.standard_normal((1, 2))) for _ in range(5)
     ]:
         assert S.m212_contains(q)
