@@ -272,3 +272,13 @@ def test_gap_order():
     for bad in (0, -1.0, np.nan, "1e8", True):
         with pytest.raises(ValueError, match="gap must be"):
             gap_order(bad)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.05, 20.0), st.integers(0, 10_000))
+def test_homogeneous_normalizer_only_sees_the_value_factor(c, seed):
+    # S = x² is homogeneous: (cA, V/c) changes the output exactly by the factor 1/c
+    rng = np.random.default_rng(seed)
+    A2, V2 = rng.standard_normal((3, 3)), rng.standard_normal((2, 3))
+    got = rescaling_changes_function(A2, V2, c, normalizer="square", seed=seed)
+    assert got == pytest.approx(abs(1 / c - 1), rel=1e-8, abs=1e-12)
