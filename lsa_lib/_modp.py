@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch as _torch
 
 #: The default prime: the largest prime below ``2^20``.
 DEFAULT_PRIME = 1048573
@@ -48,12 +49,20 @@ def max_inner(p: int) -> int:
 def reduce(x: np.ndarray, p: int) -> np.ndarray:
     """The residue in ``[0, p)`` of a float64 array of integers ``|x| < 2^53`` (in place).
 
-    Negative entries are allowed.
-
-    ``q = floor(x / p)`` is computed as ``floor(x * (1/p))``, which can be off by one when
-    ``x / p`` is within rounding of an integer; ``x - q p`` is exact (both terms are integers
-    below ``2^53``) and the two possible off-by-one results are corrected afterwards.
+    Negative entries are allowed. Large arrays go through ``torch.remainder`` (one pass; it
+    is built on ``fmod``, which IEEE 754 defines as exact); small ones, and views torch cannot
+    share, through numpy: ``q = floor(x · (1/p))`` can be off by one when ``x / p`` is within
+    rounding of an integer, ``x - q p`` is exact (integers below ``2^53``), and the two
+    possible off-by-one results are corrected afterwards.
     """
+    if x.size >= 1 << 16 and x.flags.writeable:
+        try:
+            t = _torch.from_numpy(x)
+        except (TypeError, ValueError, RuntimeError):
+            t = None
+        if t is not None:
+            _torch.remainder(t, float(p), out=t)
+            return x
     q = np.multiply(x, 1.0 / p)
     np.floor(q, out=q)
     q *= p

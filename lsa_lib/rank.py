@@ -567,8 +567,10 @@ def float_jacobian(
     parts = []
     for s in range(0, n, chunk):
         jb = per_input(blocks, Xt[s : s + chunk])  # one (c, out, *shape) tensor per block
-        parts.append(torch.cat([b.reshape(b.shape[0] * out, -1) for b in jb], dim=1))
-    return (parts[0] if len(parts) == 1 else torch.cat(parts)).numpy()
+        # assembled transposed: the Jacobian comes out column-major, as LAPACK's QR wants it
+        parts.append(torch.cat([b.reshape(b.shape[0] * out, -1).T for b in jb]))
+    JT = parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+    return JT.numpy().T
 
 
 def _singular_values(J: np.ndarray) -> np.ndarray:
@@ -977,7 +979,7 @@ def _certify_once(
     """One attempt: ``(lower, upper, inputs used)`` at ``point``.
 
     With ``n_inputs=None`` the inputs are added in rounds until the bounds meet or a round of
-    new random inputs no longer raises the rank (saturation, see :func:`_saturated_jacobian`):
+    new random inputs no longer raises the rank (saturation, as in the float engine):
     one input's Jacobian block can have rank far below its number of outputs once the first
     few inputs are seen (deep networks: about ``t²`` new directions per input), so the number
     of rows is not a good guide. Each round extrapolates the rank gained per input so far.

@@ -76,6 +76,20 @@ def test_reduce_near_multiples_of_p() -> None:
     assert np.array_equal(_modp.reduce(x.copy(), p), expected)
 
 
+def test_reduce_large_and_strided_arrays() -> None:
+    p = P_PRIME
+    rng = np.random.default_rng(2)
+    q = rng.integers(0, 2**33, size=50_000)
+    x = np.concatenate([q * p + e for e in (-1, 0, 1, p - 1)]).astype(np.float64)
+    x = np.concatenate([x, -x[:1000]])
+    expected = np.array([int(v) % p for v in x.astype(np.int64)], dtype=np.float64)
+    assert np.array_equal(_modp.reduce(x.copy(), p), expected)
+    y = np.stack([x, x])  # a strided (non-contiguous) view, reduced in place
+    view = y[:, ::2]
+    _modp.reduce(view, p)
+    assert np.array_equal(y[0, ::2], expected[::2]) and np.array_equal(y[0, 1::2], x[1::2])
+
+
 def test_mm_exact_with_long_inner_dimension() -> None:
     p = P_PRIME
     rng = np.random.default_rng(1)
