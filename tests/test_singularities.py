@@ -121,6 +121,24 @@ def test_rule_agrees_with_tangent_span(d, d_out, a):
                 assert np.allclose(ts.basis @ (ts.basis.T @ J), J)
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    d=st.integers(2, 3),
+    d_out=st.integers(1, 3),
+    a=st.integers(1, 3),
+    data=st.data(),
+)
+def test_rule_agrees_with_tangent_span_random_architectures(d, d_out, a, data):
+    if d_out == 1 and a == 1:
+        return  # the rule does not apply there (tested below)
+    rA = data.draw(st.integers(0, min(a, d)))
+    rV = data.draw(st.integers(0, min(d_out, d)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 10**6)))
+    A, V = rank_r(rng, d, d, rA), rank_r(rng, d_out, d, rV)
+    verdict = S.tangent_space(A, V, a=a).verdict
+    assert verdict == ("singular" if S.is_singular(A, V, a=a) else "smooth")
+
+
 def test_swap_point_two_sheets_and_parallel_exception():
     rng = np.random.default_rng(3)
     b, c, v, w = (rng.standard_normal(2) for _ in range(4))
