@@ -591,7 +591,7 @@ def _singular_values(J: np.ndarray) -> np.ndarray:
 
 #: With ``n_inputs=None``, inputs are added until the sampled Jacobian has this many rows per
 #: parameter at most (then the reading is taken as it is).
-_MAX_ROWS_PER_PARAM = 64
+_MAX_ROWS_PER_PARAM = 16
 
 
 def _saturated_jacobian(
@@ -601,7 +601,8 @@ def _saturated_jacobian(
 
     Start with the least ``n`` with ``n · (outputs per input) ≥ 1.2 P`` (plus 2), then double
     ``n`` (new random inputs, rows appended) until two successive readings are unambiguous and
-    equal. Why equality after doubling means saturation: the inputs ``X`` whose Jacobian rows
+    equal (or two successive readings are ambiguous past ``2 P`` rows, or ``16 P`` rows are
+    reached). Why equality after doubling means saturation: the inputs ``X`` whose Jacobian rows
     would enlarge the current row space form a Zariski-open set; if it is non-empty, a random
     batch meets it with probability one, so a batch that adds nothing shows it is empty. The
     count of rows alone is not enough: one input's block can have rank far below its number of
@@ -612,15 +613,20 @@ def _saturated_jacobian(
     shape = param.input_shape
     n = _default_inputs(param, P)
     J = float_jacobian(param, point, rng.standard_normal((n, *shape)))
-    previous = None
+    previous, ambiguous = None, 0
     while True:
         try:
             rank = read_rank(_singular_values(J), J.shape, min_gap=min_gap).rank
+            ambiguous = 0
         except RankAmbiguityError:
             rank = None
+            ambiguous += 1
         if rank is not None and rank == previous:
             return n, J
         if J.shape[0] >= _MAX_ROWS_PER_PARAM * P:
+            return n, J
+        if ambiguous >= 2 and J.shape[0] >= 2 * P:
+            # more inputs do not cure an ill-conditioned Jacobian (deep lightning networks)
             return n, J
         previous = rank
         J = np.vstack([J, float_jacobian(param, point, rng.standard_normal((n, *shape)))])
@@ -646,7 +652,8 @@ def numerical_rank(
     n_inputs : int, optional
         The number of random normal inputs ``X``. Default: start with the least ``n`` with
         ``n · (outputs per input) ≥ 1.2 P`` (plus 2) and double ``n`` until a new batch of
-        inputs no longer raises the rank (see the chapter; at most ``64 P`` rows).
+        inputs no longer raises the rank (see the chapter; at most ``16 P`` rows, and it stops
+        early when two successive readings are ambiguous).
     seed : int
         Seeds the point (when not given) and the inputs.
     min_gap : float
