@@ -203,6 +203,19 @@ def test_deep_equal_widths_formula_lightning_and_softmax() -> None:
     assert numerical_dimension((4, 4, 4), (2, 2), normalized=True).rank == expected + 2
 
 
+def test_inputs_are_added_until_the_rank_saturates() -> None:
+    # one input's Jacobian block has rank far below its 3·8 outputs once a few inputs are
+    # seen, so the first guess (rows ≈ 1.1 k) is not enough: both engines add inputs
+    expected = 64 + 4 * 8 * (16 - 8) - 4  # δ² + Σ a_i (2δ − a_i) − l, δ = a_i = 8, l = 4
+    cert = certified_dimension((8,) * 5, (8,) * 4)
+    assert cert.exact and cert.dimension == expected
+    assert cert.n_inputs * 8 * 3 > 2 * expected
+    num = numerical_dimension((8, 8, 8), (8, 8))
+    assert num.rank == 64 + 2 * 64 - 2 and num.gap >= DEFAULT_MIN_GAP
+    soft = numerical_dimension((6, 6, 6), (2, 2), normalized=True)
+    assert soft.rank == 36 + 2 * 2 * 10  # the conjectured softmax dimension, δ = 6
+
+
 def test_bounds_that_do_not_meet_are_reported() -> None:
     # an a_i = 1 layer before later layers: the symmetries do not explain the whole fiber
     cert = certified_dimension((5, 3, 3, 4), (1, 2, 2))
