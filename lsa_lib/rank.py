@@ -1066,7 +1066,13 @@ def certified_dimension(
 
     Notes
     -----
-    Explained in the chapter "Dimension formulas".
+    Explained in the chapter "Dimension formulas". Cost: the ``k = P - o`` tangent directions
+    are pushed through enough inputs for the rank to saturate, and deep networks gain only
+    about ``t²`` new directions per input once the first few inputs are seen, so a larger
+    ``t`` (up to the width) needs far fewer inputs. Measured on the book's 2-core machine,
+    single-threaded: widths ``(24,)*5``, ``a_i = 24`` (``P = 6912``) take about 55 s at
+    ``t = 3`` (281 inputs) and 6 s at ``t = 24``; widths ``(32,)*5``, ``a_i = 32``
+    (``P = 12288``, dimension 5116) take about 21 s at ``t = 32``.
     """
     param = lightning_parametrization(widths, attn, t=t, normalized=False)
     return certified_rank(param, seed=seed)
