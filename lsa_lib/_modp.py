@@ -19,6 +19,7 @@ rank of a matrix over ``F_p`` by a recursive, BLAS-based elimination).
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -77,14 +78,10 @@ def as_residues(x: Any, p: int, name: str = "array") -> np.ndarray:
     if hasattr(x, "detach"):
         x = x.detach().cpu().numpy()
     arr = np.asarray(x)
-    if arr.dtype == object and all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr.flat
-    ):
-        # exact Python integers of any size (e.g. symmetry tangents built from determinants)
-        return np.array([int(v) % p for v in arr.flat], dtype=np.float64).reshape(arr.shape)
-    if arr.dtype == object:  # e.g. exact Python integers from generator algebra
-        flat = arr.ravel()
-        if not all(isinstance(v, (int, np.integer)) for v in flat):
+    if arr.dtype == object:
+        # exact integers of any size (e.g. symmetry tangents built from determinants)
+        flat = list(arr.flat)
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in flat):
             raise ValueError(f"{name} must hold integers for exact arithmetic mod p")
         return np.array([int(v) % p for v in flat], dtype=np.float64).reshape(arr.shape)
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):

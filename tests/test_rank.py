@@ -121,6 +121,16 @@ def test_rank_mod_p_sees_the_prime() -> None:
     assert _modp.rank_mod_p(M, P_PRIME) == 2
 
 
+def test_residues_of_exact_integers() -> None:
+    big = np.array([[2**80, -3], [7, 0]], dtype=object)
+    assert np.array_equal(_modp.as_residues(big, 7), np.array([[4.0, 4.0], [0.0, 0.0]]))
+    assert np.array_equal(_modp.as_residues(np.array([-1, 8]), 7), np.array([6.0, 1.0]))
+    with pytest.raises(ValueError):
+        _modp.as_residues(np.array([0.5], dtype=object), 7)
+    with pytest.raises(TypeError):
+        _modp.as_residues(np.array(["a"]), 7)
+
+
 def test_rank_mod_p_bad_input() -> None:
     with pytest.raises(ValueError):
         _modp.rank_mod_p(np.array([[0.5, 1.0]]), P_PRIME)
