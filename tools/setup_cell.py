@@ -29,8 +29,11 @@ MARKER = SOURCE.splitlines()[0][:25]
 
 def insert(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
-    cells = [c for c in nb.cells if not (c.cell_type == "code" and c.source.startswith(MARKER))]
+    old = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(MARKER)]
+    cells = [c for c in nb.cells if not any(c is o for o in old)]
     setup = nbformat.v4.new_code_cell(SOURCE, metadata={"tags": ["hide-input"]})
+    if old and "id" in old[0]:
+        setup["id"] = old[0]["id"]  # keep the id stable across refreshes
     first_code = next(i for i, c in enumerate(cells) if c.cell_type == "code")
     cells.insert(first_code, setup)
     count = 0
