@@ -44,6 +44,8 @@ def _is_torch(x: Any) -> bool:
 def as_array(x: Any, name: str, *, min_ndim: int = 2, like: Any = None) -> Any:
     """Return ``x`` as a finite floating array (numpy float64 or a floating torch tensor).
 
+    Part of the shared conventions of every chapter (see the notation page).
+
     Parameters
     ----------
     x : array-like or torch.Tensor
@@ -112,6 +114,8 @@ def check_layer(
 ) -> Layer:
     """Check one layer ``(Q, K, V)`` and return it as floating arrays.
 
+    Part of the shared conventions of every chapter (see the notation page).
+
     Parameters
     ----------
     Q, K : array-like, shape=[a, d]
@@ -160,6 +164,8 @@ def check_layer(
 def check_layers(layers: Sequence[Layer], *, d: int | None = None, like: Any = None) -> list[Layer]:
     """Check a list of layers ``[(Q_1, K_1, V_1), ...]`` whose widths chain.
 
+    Part of the shared conventions of every chapter (see the notation page).
+
     Parameters
     ----------
     layers : sequence of (Q, K, V)
@@ -206,6 +212,8 @@ def check_architecture(
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Check an architecture ``widths = (d_0, ..., d_l)``, ``attn = (a_1, ..., a_l)``.
 
+    Part of the shared conventions of every chapter (see the notation page).
+
     Returns
     -------
     tuple
@@ -234,7 +242,10 @@ def check_architecture(
 
 
 def layer_shapes(widths: Sequence[int], attn: Sequence[int]) -> list[tuple[tuple[int, int], ...]]:
-    """The shapes ``((a_i, d_{i-1}), (a_i, d_{i-1}), (d_i, d_{i-1}))`` of each layer."""
+    """The shapes ``((a_i, d_{i-1}), (a_i, d_{i-1}), (d_i, d_{i-1}))`` of each layer.
+
+    Part of the shared conventions of every chapter (see the notation page).
+    """
     w, a = check_architecture(widths, attn)
     return [((a[i], w[i]), (a[i], w[i]), (w[i + 1], w[i])) for i in range(len(a))]
 
@@ -262,6 +273,8 @@ def random_layers(
 ) -> list[Layer]:
     """Standard normal weights for an architecture, as float64 numpy arrays.
 
+    Part of the shared conventions of every chapter (see the notation page).
+
     Parameters
     ----------
     widths, attn : sequence of int
@@ -284,6 +297,8 @@ def random_layers(
 def flatten_layers(layers: Sequence[Layer]) -> Any:
     """Concatenate the weights into one parameter vector, in the book's fixed order.
 
+    Part of the shared conventions of every chapter (see the notation page).
+
     The order is ``Q_1, K_1, V_1, Q_2, K_2, V_2, ...``, each matrix flattened row-major.
     The dtype (float, integer) and the kind of array (numpy, torch) are kept.
 
@@ -304,6 +319,8 @@ def flatten_layers(layers: Sequence[Layer]) -> Any:
 
 def unflatten_layers(vector: Any, widths: Sequence[int], attn: Sequence[int]) -> list[Layer]:
     """Inverse of :func:`flatten_layers` for the architecture ``(widths, attn)``.
+
+    Part of the shared conventions of every chapter (see the notation page).
 
     Parameters
     ----------

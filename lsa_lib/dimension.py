@@ -532,6 +532,8 @@ def _generous_inputs(widths: tuple[int, ...], attn: tuple[int, ...], t: int) -> 
 class DimensionRow:
     """One architecture's parameter count, expected dimension and computed dimensions.
 
+    Explained in the chapter "Dimension formulas".
+
     Attributes
     ----------
     widths, attn : tuple of int

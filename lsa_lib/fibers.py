@@ -222,6 +222,8 @@ def _check_scalar(c: Any, name: str = "c") -> Any:
 class FunctionComparison:
     """The answer of :func:`same_function`; ``bool(result)`` is ``result.same``.
 
+    Explained in the chapter "Single-layer fibers".
+
     Attributes
     ----------
     same : bool
@@ -601,6 +603,8 @@ def rescaling_factor(
 @dataclass(frozen=True)
 class FiberDimension:
     """The answer of :func:`fiber_dimension`.
+
+    Explained in the chapter "Single-layer fibers".
 
     Attributes
     ----------

@@ -125,6 +125,8 @@ def attention_matrix(Q: Any, K: Any) -> Any:
 def attention_scores(X: Any, Q: Any, K: Any) -> Any:
     """The score matrix ``S = Xᵀ Kᵀ Q X`` with ``S[i, j] = K x_i · Q x_j``.
 
+    Explained in the chapter "The lightning map".
+
     Parameters
     ----------
     X : array-like, shape=[..., d, t]
@@ -299,6 +301,8 @@ def flop_count(d: int, d_out: int, a: int, t: int, order: Literal["linear", "qua
 class ForwardTiming(NamedTuple):
     """Median times of one forward pass, in seconds (see :func:`forward_time`).
 
+    Explained in the chapter "The lightning map".
+
     ``wall`` is the median wall-clock time (``time.perf_counter``); ``cpu`` the median CPU
     time of the process (``time.process_time``), which, unlike wall-clock time, does not count
     the time other programs on a busy machine hold the processor.
@@ -386,7 +390,10 @@ def forward_time(
 
 
 class SymbolicLayer(NamedTuple):
-    """Symbolic matrices of one layer and its output (see :func:`symbolic_layer`)."""
+    """Symbolic matrices of one layer and its output (see :func:`symbolic_layer`).
+
+    Explained in the chapter "The lightning map".
+    """
 
     X: Any
     Q: Any

@@ -95,6 +95,8 @@ def use_book_style() -> None:
 def fit_loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
     """Least-squares fit of ``log y = slope · log x + intercept``.
 
+    Used by the figures of every chapter, first in "The lightning map".
+
     Parameters
     ----------
     x, y : array-like, shape=[n]
@@ -129,6 +131,8 @@ def loglog_with_fit(
     ax: Any, x: Sequence[float], y: Sequence[float], label: str, *, color: str | None = None
 ) -> float:
     """Plot ``y`` against ``x`` on log–log axes with its fitted power law; return the slope.
+
+    Used by the figures of every chapter, first in "The lightning map".
 
     Parameters
     ----------

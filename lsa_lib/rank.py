@@ -59,6 +59,8 @@ DEFAULT_MIN_GAP = 1e4
 class RankAmbiguityError(ValueError):
     """Raised when singular values show no gap large enough to read a rank from.
 
+    Part of the rank engine used by every chapter from "Single-layer fibers" on; its reading of ranks is explained in the chapter "Dimension formulas".
+
     Attributes
     ----------
     reading : RankReading
@@ -73,6 +75,8 @@ class RankAmbiguityError(ValueError):
 @dataclass(frozen=True)
 class RankReading:
     """A rank read from singular values.
+
+    Part of the rank engine used by every chapter from "Single-layer fibers" on; its reading of ranks is explained in the chapter "Dimension formulas".
 
     Attributes
     ----------
@@ -104,6 +108,8 @@ def read_rank(
     singular_values: Any, shape: tuple[int, int], *, min_gap: float = DEFAULT_MIN_GAP
 ) -> RankReading:
     """Read a rank at the largest gap of a list of singular values.
+
+    Part of the rank engine used by every chapter from "Single-layer fibers" on; its reading of ranks is explained in the chapter "Dimension formulas".
 
     Parameters
     ----------
@@ -156,6 +162,8 @@ def read_rank(
 
 def float_rank(matrix: Any, *, min_gap: float = DEFAULT_MIN_GAP) -> RankReading:
     """The rank of a float matrix, read at the largest gap of its singular values.
+
+    Part of the rank engine used by every chapter from "Single-layer fibers" on; its reading of ranks is explained in the chapter "Dimension formulas".
 
     Parameters
     ----------
@@ -364,6 +372,8 @@ def attention_value_parametrization(d: int, d_out: int, t: int = 3) -> Parametri
 class NumericalDimension:
     """A float64 Jacobian rank, read at the largest gap of the singular values.
 
+    Part of the rank engine used by every chapter from "Single-layer fibers" on; its reading of ranks is explained in the chapter "Dimension formulas".
+
     Attributes
     ----------
     rank : int
@@ -397,6 +407,8 @@ class NumericalDimension:
 @dataclass(frozen=True)
 class CertifiedDimension:
     """Certified bounds ``lower ≤ rank ≤ upper`` from exact arithmetic modulo a prime.
+
+    Part of the rank engine used by every chapter from "Single-layer fibers" on; its reading of ranks is explained in the chapter "Dimension formulas".
 
     Attributes
     ----------

@@ -280,6 +280,8 @@ def single_layer_dimension(d: int, d_out: int, a: int) -> int:
 class TangentDimension:
     """The rank of the differential of ``(A, V) ↦ φ`` at one point.
 
+    Explained in the chapter "Singularities and the boundary".
+
     Attributes
     ----------
     rank : int
@@ -400,6 +402,8 @@ def tangent_dimension(
 @dataclass(frozen=True)
 class TangentSpace:
     """The span of the tangent directions of all preimages of one function.
+
+    Explained in the chapter "Singularities and the boundary".
 
     Attributes
     ----------
@@ -930,6 +934,8 @@ def m212_preimage(q: Any, *, tol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]
 class UmbrellaSlice:
     """Computed data of the slice ``{(q₁, q₂) = (x² + s y², v xy + u y²)}`` of ``M_{2,1,2}``.
 
+    Explained in the chapter "Singularities and the boundary".
+
     Attributes
     ----------
     equation : sympy.Expr
@@ -1234,6 +1240,8 @@ def singular_proximity(A: Any, V: Any) -> np.ndarray:
 @dataclass(frozen=True)
 class DescentRuns:
     """Trajectories of many gradient-descent runs toward one target.
+
+    Explained in the chapter "Singularities and the boundary".
 
     Attributes
     ----------

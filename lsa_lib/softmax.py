@@ -361,6 +361,8 @@ def normalized_parametrization(
 class SoftmaxFiber:
     """The local fiber dimension of one normalized layer at a point ``(A, V)``.
 
+    Explained in the chapter "The softmax conjecture".
+
     Attributes
     ----------
     fiber_dimension : int
@@ -567,6 +569,8 @@ def symmetry_defects(
 @dataclass(frozen=True)
 class SoftmaxEstimate:
     """One estimated dimension of a normalized network, next to its expected value.
+
+    Explained in the chapter "The softmax conjecture".
 
     Attributes
     ----------
