@@ -109,6 +109,38 @@ def as_array(x: Any, name: str, *, min_ndim: int = 2, like: Any = None) -> Any:
     return x
 
 
+def _check_layer_shapes(Q: Any, K: Any, V: Any, tag: str = "") -> None:
+    """Raise unless ``Q, K`` are matrices of one shape ``(a, d)`` and ``V`` is ``(d_out, d)``."""
+    for name, M in (("Q", Q), ("K", K), ("V", V)):
+        if len(M.shape) != 2:
+            raise ValueError(f"{name}{tag} must be a matrix, got shape {tuple(M.shape)}")
+    if tuple(Q.shape) != tuple(K.shape):
+        raise ValueError(
+            f"Q{tag} and K{tag} must have the same shape (a, d), "
+            f"got Q {tuple(Q.shape)} and K {tuple(K.shape)}"
+        )
+    if V.shape[1] != Q.shape[1]:
+        raise ValueError(
+            f"V{tag} must have shape (d_out, d) with d = {Q.shape[1]} (the columns of Q), "
+            f"got V {tuple(V.shape)}"
+        )
+
+
+def _layer_triples(layers: Any) -> list[tuple[Any, Any, Any]]:
+    """Check that ``layers`` is a non-empty list of ``(Q, K, V)`` triples; return the triples."""
+    if isinstance(layers, tuple) and len(layers) == 3 and hasattr(layers[0], "shape"):
+        if len(layers[0].shape) == 2:
+            raise TypeError(
+                "layers must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]"
+            )
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence) or not layers:
+        raise ValueError("layers must be a non-empty list of (Q, K, V) triples")
+    for i, layer in enumerate(layers, start=1):
+        if not isinstance(layer, (tuple, list)) or len(layer) != 3:
+            raise TypeError(f"layer {i} must be a (Q, K, V) triple")
+    return [tuple(layer) for layer in layers]
+
+
 def check_layer(
     Q: Any, K: Any, V: Any, *, d: int | None = None, index: int | None = None, like: Any = None
 ) -> Layer:
@@ -140,19 +172,7 @@ def check_layer(
     Q = as_array(Q, "Q" + tag, like=like)
     K = as_array(K, "K" + tag, like=like)
     V = as_array(V, "V" + tag, like=like)
-    for name, M in (("Q", Q), ("K", K), ("V", V)):
-        if len(M.shape) != 2:
-            raise ValueError(f"{name}{tag} must be a matrix, got shape {tuple(M.shape)}")
-    if tuple(Q.shape) != tuple(K.shape):
-        raise ValueError(
-            f"Q{tag} and K{tag} must have the same shape (a, d), "
-            f"got Q {tuple(Q.shape)} and K {tuple(K.shape)}"
-        )
-    if V.shape[1] != Q.shape[1]:
-        raise ValueError(
-            f"V{tag} must have shape (d_out, d) with d = {Q.shape[1]} (the columns of Q), "
-            f"got V {tuple(V.shape)}"
-        )
+    _check_layer_shapes(Q, K, V, tag)
     if d is not None and Q.shape[1] != d:
         raise ValueError(
             f"layer{tag or ''} expects input width {Q.shape[1]} (Q has shape "
@@ -181,18 +201,9 @@ def check_layers(layers: Sequence[Layer], *, d: int | None = None, like: Any = N
     list of tuple
         The checked layers.
     """
-    if isinstance(layers, tuple) and len(layers) == 3 and not isinstance(layers[0], tuple):
-        if hasattr(layers[0], "shape") and len(layers[0].shape) == 2:
-            raise TypeError(
-                "layers must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]"
-            )
-    if not isinstance(layers, Sequence) or len(layers) == 0:
-        raise ValueError("layers must be a non-empty list of (Q, K, V) triples")
     out = []
     width = d
-    for i, layer in enumerate(layers, start=1):
-        if not isinstance(layer, (tuple, list)) or len(layer) != 3:
-            raise TypeError(f"layer {i} must be a (Q, K, V) triple")
+    for i, layer in enumerate(_layer_triples(layers), start=1):
         Q, K, V = check_layer(*layer, d=width, index=i, like=like)
         out.append((Q, K, V))
         width = V.shape[0]

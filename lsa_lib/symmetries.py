@@ -28,7 +28,9 @@ import numpy as np
 
 from ._core import (
     Layer,
+    _check_layer_shapes,
     _is_torch,
+    _layer_triples,
     as_array,
     check_architecture,
     check_layers,
@@ -61,18 +63,9 @@ MAX_CONDITION = 1e10
 
 def _check_exact_layers(layers: Sequence[Layer]) -> list[tuple[np.ndarray, ...]]:
     """Check shapes of a layer list, keeping each matrix's numpy dtype (int, float, object)."""
-    if isinstance(layers, tuple) and len(layers) == 3 and hasattr(layers[0], "shape"):
-        if len(layers[0].shape) == 2:
-            raise TypeError(
-                "layers must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]"
-            )
-    if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence) or not layers:
-        raise ValueError("layers must be a non-empty list of (Q, K, V) triples")
     out = []
     width = None
-    for i, layer in enumerate(layers, start=1):
-        if not isinstance(layer, (tuple, list)) or len(layer) != 3:
-            raise TypeError(f"layer {i} must be a (Q, K, V) triple")
+    for i, layer in enumerate(_layer_triples(layers), start=1):
         mats = []
         for name, m in zip("QKV", layer):
             if _is_torch(m):
@@ -83,21 +76,11 @@ def _check_exact_layers(layers: Sequence[Layer]) -> list[tuple[np.ndarray, ...]]
                     f"{name} of layer {i} must be a real integer or float array, "
                     f"got dtype {arr.dtype}"
                 )
-            if arr.ndim != 2 or 0 in arr.shape:
-                raise ValueError(
-                    f"{name} of layer {i} must be a non-empty matrix, got shape {arr.shape}"
-                )
+            if 0 in arr.shape:
+                raise ValueError(f"{name} of layer {i} has an empty size: shape {arr.shape}")
             mats.append(arr)
         Q, K, V = mats
-        if Q.shape != K.shape:
-            raise ValueError(
-                f"Q and K of layer {i} must have the same shape (a, d), "
-                f"got Q {Q.shape} and K {K.shape}"
-            )
-        if V.shape[1] != Q.shape[1]:
-            raise ValueError(
-                f"V of layer {i} must have shape (d_out, d) with d = {Q.shape[1]}, got {V.shape}"
-            )
+        _check_layer_shapes(Q, K, V, f" of layer {i}")
         if width is not None and Q.shape[1] != width:
             raise ValueError(
                 f"layer {i} expects input width {Q.shape[1]}, but layer {i - 1} outputs width "
