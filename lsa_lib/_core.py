@@ -218,6 +218,11 @@ def _check_size(value: Any, name: str) -> int:
     return int(value)
 
 
+def _check_t(t: Any) -> int:
+    """The number of tokens ``t``: a positive integer (``ValueError`` otherwise)."""
+    return _check_size(t, "t (the number of tokens)")
+
+
 def check_architecture(
     widths: Sequence[int], attn: Sequence[int]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:

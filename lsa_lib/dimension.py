@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ._core import check_architecture, parameter_count
+from ._core import _check_t, check_architecture, parameter_count
 from .rank import DEFAULT_MIN_GAP, RankAmbiguityError
 
 __all__ = [
@@ -55,12 +55,6 @@ SOURCE_EQUAL = "equal widths [HMK25, as reported]"
 SOURCE_GENERAL = "general widths [book, certified on grids]"
 SOURCE_SOFTMAX_SINGLE = "one softmax layer [HMK25, as reported]"
 SOURCE_SOFTMAX_EQUAL = "equal widths, softmax [HMK25, Conjecture 3.10]"
-
-
-def _check_t(t: Any) -> int:
-    if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-        raise ValueError(f"t (the number of tokens) must be a positive integer, got {t!r}")
-    return t
 
 
 def _check_normalized(normalized: Any) -> bool:

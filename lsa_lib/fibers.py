@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import sympy
 
-from ._core import _is_torch, as_array
+from ._core import _check_t, _is_torch, as_array
 from .lightning import _lightning
 from .rank import DEFAULT_MIN_GAP, float_rank
 
@@ -193,12 +193,6 @@ def _magnitude(layer: Any, A: np.ndarray) -> np.ndarray:
     if len(layer) == 3:
         return np.abs(_to_float(layer[1], "K")).T @ np.abs(_to_float(layer[0], "Q"))
     return np.abs(A)
-
-
-def _check_t(t: Any) -> int:
-    if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1:
-        raise ValueError(f"t (the number of tokens) must be a positive integer, got {t!r}")
-    return int(t)
 
 
 def _check_scalar(c: Any, name: str = "c") -> Any:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import _modp
-from ._core import _check_size, as_array, check_architecture, layer_shapes
+from ._core import _check_size, _check_t, as_array, check_architecture, layer_shapes
 from .lightning import _deep
 
 __all__ = [
@@ -266,10 +266,6 @@ class Parametrization:
             out.append(vector[pos : pos + n].reshape(s))
             pos += n
         return out
-
-
-def _check_t(t: Any) -> int:
-    return _check_size(t, "t (tokens per input)")
 
 
 def lightning_parametrization(

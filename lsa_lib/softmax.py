@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ._core import _is_torch, as_array, check_architecture, check_layers, parameter_count
+from ._core import _check_t, _is_torch, as_array, check_architecture, check_layers, parameter_count
 from .dimension import expected_dimension
 from .lightning import _softmax_columns
 from .rank import (
@@ -244,12 +244,6 @@ def normalized_network(X: Any, layers: Sequence[Any], normalizer: str = "exp") -
 # --------------------------------------------------------------------------------------------
 # parametrizations for the rank engine
 # --------------------------------------------------------------------------------------------
-
-
-def _check_t(t: Any) -> int:
-    if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 1:
-        raise ValueError(f"t (the number of tokens) must be a positive integer, got {t!r}")
-    return int(t)
 
 
 def _check_dim(x: Any, name: str) -> int:
