@@ -28,8 +28,8 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
 
 lint: $(STAMP)
-	$(BIN)/ruff check lsa_lib tests benchmarks tools book
-	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book
+	$(BIN)/ruff check lsa_lib tests benchmarks tools book _ext
+	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book _ext
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,7 +303,9 @@ def box_problems(kind: str, options: dict[str, str]) -> list[tuple[str, str]]:
         return problems
     if status not in STATUSES:
         allowed = ", ".join(STATUSES)
-        problems.append(("unknown-status", f"{name}: unknown :status: {status!r} (one of: {allowed})"))
+        problems.append(
+            ("unknown-status", f"{name}: unknown :status: {status!r} (one of: {allowed})")
+        )
         return problems
     if status in NEEDS_SOURCE and not " ".join(options.get("source", "").split()):
         problems.append(("no-source", f"{name}: status '{status}' needs a :source:"))
@@ -547,6 +549,20 @@ def setup(app):
         ref += nodes.inline(text, text)
         return ref
 
+    def box_link(docname: str, label: str) -> nodes.Node:
+        """A link to a box, shown as its kind and number ("Theorem 4.2")."""
+        ref = pending_xref(
+            "",
+            refdomain="prf",
+            reftype="ref",
+            reftarget=label,
+            refexplicit=False,
+            refwarn=True,
+            refdoc=docname,
+        )
+        ref += nodes.inline(label, label)  # the proof domain puts the number in its place
+        return ref
+
     def on_doctree_read(app, doctree):
         env = app.env
         docname = env.docname
@@ -565,6 +581,14 @@ def setup(app):
             if container is None:
                 continue  # a removed cell: links to it fail the -n build
             container["classes"].append("claim-check")
+            caption = nodes.paragraph(classes=["claim-check-caption"])
+            caption += nodes.Text("This cell checks ")
+            for k, label in enumerate(check.labels):
+                if k:
+                    caption += nodes.Text(" and " if k == len(check.labels) - 1 else ", ")
+                caption += box_link(docname, label)
+            caption += nodes.Text(".")
+            container.insert(0, caption)
             for label, anchor in check.anchors.items():
                 if anchor in std.anonlabels and std.anonlabels[anchor][0] != docname:
                     logger.warning(
@@ -593,7 +617,8 @@ def setup(app):
         for problem in validate_notebook(nb, path.name):
             if problem.code in CELL_PROBLEMS:
                 logger.warning(
-                    f"cell {problem.cell}: {problem.message}" if problem.cell is not None
+                    f"cell {problem.cell}: {problem.message}"
+                    if problem.cell is not None
                     else problem.message,
                     location=(docname, None),
                     type="claims",
@@ -639,8 +664,8 @@ def setup(app):
 
             summary = nodes.paragraph(classes=["claims-summary"])
             summary += nodes.Text(
-                f"{len(rows)} claims in {chapters} chapters; {checked} of them are checked "
-                "by at least one cell of their chapter. By status:"
+                f"{len(rows)} claims in {chapters} chapters; a checking cell is linked for "
+                f"{checked} of them. By status:"
             )
             out.append(summary)
 
@@ -673,13 +698,13 @@ def setup(app):
             out.append(nodes.container("", legend, classes=["claims-table-scroll"]))
 
             table = nodes.table(classes=["claims-ledger"])
-            group = nodes.tgroup(cols=7)
+            group = nodes.tgroup(cols=5)
             table += group
-            for width in (22, 12, 10, 12, 8, 16, 20):
+            for width in (26, 14, 18, 18, 24):
                 group += nodes.colspec(colwidth=width)
             head = nodes.thead()
             hrow = nodes.row()
-            for text in ("Claim", "Chapter", "Status", "Source", "Checked in", "Grid", "Outcome"):
+            for text in ("Claim", "Chapter", "Status and source", "Grid", "Checked in: outcome"):
                 hrow += self._cell(nodes.Text(text))
             head += hrow
             group += head
@@ -691,30 +716,22 @@ def setup(app):
             return out
 
         def _row(self, docname: str, nb: Notebook, box: Box) -> nodes.row:
+            here = self.env.docname
             row = nodes.row(ids=[f"ledger-{box.label}"] if box.label else [])
             claim = nodes.paragraph()
             if box.label:
-                ref = pending_xref(
-                    "",
-                    refdomain="prf",
-                    reftype="ref",
-                    reftarget=box.label,
-                    refexplicit=False,
-                    refwarn=True,
-                    refdoc=self.env.docname,
-                )
-                ref += nodes.inline(box.label, box.label)  # resolved to "Theorem 4.2"
-                claim += ref
+                claim += box_link(here, box.label)
             else:
                 claim += nodes.Text(box.kind.title())
             if box.title:
                 claim += nodes.Text(" ")
                 claim += parse_inline(self.state, box.title, self.lineno)
-            if box.label:
-                claim += nodes.inline("", "", nodes.literal(box.label, box.label),
-                                      classes=["claim-label"])
-            entry = nodes.entry()
+            entry = nodes.entry(classes=["claim-name"])
             entry += claim
+            if box.label:
+                entry += nodes.paragraph(
+                    "", "", nodes.literal(box.label, box.label), classes=["claim-label"]
+                )
             row += entry
 
             chapter = pending_xref(
@@ -724,38 +741,36 @@ def setup(app):
                 reftarget="/" + docname,
                 refexplicit=False,
                 refwarn=True,
-                refdoc=self.env.docname,
+                refdoc=here,
             )
             chapter += nodes.inline(docname, docname)
             row += self._cell(chapter)
 
             status = box.status if box.status in STATUSES else "missing"
-            row += self._cell(badge(status))
-            source = box.source or DEFAULT_SOURCE
-            row += self._cell(*parse_inline(self.state, source, self.lineno))
+            entry = self._cell(badge(status))
+            source = nodes.paragraph(classes=["claim-source"])
+            source += parse_inline(self.state, box.source or DEFAULT_SOURCE, self.lineno)
+            entry += source
+            row += entry
 
-            checks = nb.checks_of(box.label) if box.label else []
-            links: list[nodes.Node] = []
-            outcomes = nodes.entry(classes=["claim-outcome"])
-            for k, check in enumerate(checks, 1):
+            grid = parse_inline(self.state, box.grid, self.lineno) if box.grid else []
+            row += self._cell(*(grid or [nodes.Text("—")]))
+
+            entry = nodes.entry(classes=["claim-outcome"])
+            for k, check in enumerate(nb.checks_of(box.label) if box.label else [], 1):
                 anchor = check.anchors.get(box.label)
                 if anchor is None:
                     continue
-                if links:
-                    links.append(nodes.Text(", "))
-                links.append(cell_link(self.env.docname, anchor, f"cell {k}"))
                 para = nodes.paragraph()
-                if len(checks) > 1:
-                    para += nodes.strong(f"{k}:", f"{k}:")
-                    para += nodes.Text(" ")
-                para += nodes.Text(check.outcome or "(nothing printed)")
-                outcomes += para
-            row += self._cell(*(links or [nodes.Text("—")]))
-            grid = parse_inline(self.state, box.grid, self.lineno) if box.grid else []
-            row += self._cell(*(grid or [nodes.Text("—")]))
-            if not checks:
-                outcomes += nodes.paragraph("—", "—")
-            row += outcomes
+                para += cell_link(here, anchor, f"cell {k}")
+                para += nodes.Text(": ")
+                para += nodes.inline(
+                    "", check.outcome or "(nothing printed)", classes=["claim-outcome-text"]
+                )
+                entry += para
+            if not entry.children:
+                entry += nodes.paragraph("—", "—")
+            row += entry
             return row
 
     app.add_directive("claims-ledger", ClaimsLedger)
