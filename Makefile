@@ -52,7 +52,7 @@ pdf: $(STAMP) $(NOEXEC)
 	@echo "PDF: _build/latex/book.pdf"
 
 browser-check: $(STAMP)
-	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py
+	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py tests/test_claims.py
 
 test: lint unit site-check browser-check
 

@@ -79,7 +79,7 @@ class Box:
     kind: str
     title: str
     options: dict[str, str]
-    cell: int  # index of the markdown cell in the notebook
+    cell: int  # index of the markdown cell in the notebook (0-based)
 
     @property
     def label(self) -> str:
@@ -138,11 +138,11 @@ class Problem:
 
     code: str
     path: str
-    cell: int | None
+    cell: int | None  # 0-based index; shown 1-based
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.path}" + (f", cell {self.cell}" if self.cell is not None else "")
+        where = f"{self.path}" + (f", cell {self.cell + 1}" if self.cell is not None else "")
         return f"{where}: {self.message}"
 
 
@@ -616,10 +616,9 @@ def setup(app):
                 para += cell_link(docname, anchor, f"cell {k}")
         for problem in validate_notebook(nb, path.name):
             if problem.code in CELL_PROBLEMS:
+                cell = "" if problem.cell is None else f"cell {problem.cell + 1}: "
                 logger.warning(
-                    f"cell {problem.cell}: {problem.message}"
-                    if problem.cell is not None
-                    else problem.message,
+                    cell + problem.message,
                     location=(docname, None),
                     type="claims",
                     subtype=problem.code,
