@@ -763,8 +763,12 @@ def setup(app):
                 para = nodes.paragraph()
                 para += cell_link(here, anchor, f"cell {k}")
                 para += nodes.Text(": ")
+                # printed text, shown as printed (no typographic quotes)
                 para += nodes.inline(
-                    "", check.outcome or "(nothing printed)", classes=["claim-outcome-text"]
+                    "",
+                    check.outcome or "(nothing printed)",
+                    classes=["claim-outcome-text"],
+                    support_smartquotes=False,
                 )
                 entry += para
             if not entry.children:

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import sys
+from html import escape as html_escape
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
@@ -148,7 +149,8 @@ PAPER = """\
 Statement.
 ```
 """
-CHECK_SOURCE = "assert 2 % 2 == 0\nprint('2 is even: checked')"
+OUTCOME = "2 % 2 == 0: '2' is even"  # quotes must reach the ledger as printed
+CHECK_SOURCE = f"assert 2 % 2 == 0\nprint({OUTCOME!r})"
 
 
 def _notebook(
@@ -161,7 +163,7 @@ def _notebook(
     markdown_tags=(),
 ):
     if outputs is None:
-        outputs = [new_output("stream", name="stdout", text="2 is even: checked\n")]
+        outputs = [new_output("stream", name="stdout", text=OUTCOME + "\n")]
     text = new_markdown_cell("# A chapter\n\n" + certified + "\n" + paper)
     if markdown_tags:
         text.metadata["tags"] = list(markdown_tags)
@@ -180,7 +182,7 @@ def test_a_clean_notebook_has_no_problems():
     assert _validate() == set()
     nb = claims.parse_notebook(_notebook(), "synthetic.ipynb")
     assert [b.label for b in nb.claims()] == ["prop-two", "thm-paper"]
-    assert nb.checks[0].outcome == "2 is even: checked"
+    assert nb.checks[0].outcome == OUTCOME
     assert nb.checks[0].anchors == {"prop-two": "check-prop-two"}
 
 
@@ -194,7 +196,7 @@ MUTATIONS = {
     "no-check-cell": dict(tags=()),
     "tag-names-no-claim": dict(tags=("check:prop-tow",)),
     "tag-on-markdown": dict(markdown_tags=("check:thm-paper",)),
-    "no-assert": dict(source="# assert 2 % 2 == 0\nprint('2 is even: checked')"),
+    "no-assert": dict(source="# " + CHECK_SOURCE),
     "assert-only-in-a-string": dict(source="print('assert 2 % 2 == 0')"),
     "nothing-printed": dict(outputs=[]),
     "only-a-result-no-print": dict(
@@ -355,7 +357,7 @@ MINI_CHAPTER = new_notebook(
         new_code_cell(
             CHECK_SOURCE,
             execution_count=1,
-            outputs=[new_output("stream", name="stdout", text="2 is even: checked\n")],
+            outputs=[new_output("stream", name="stdout", text=OUTCOME + "\n")],
             metadata={"tags": ["check:prop-two"]},
         ),
         new_code_cell(
@@ -429,7 +431,7 @@ def test_the_build_shows_badge_footer_and_anchor(mini_build):
     ledger = (html_dir / "ledger.html").read_text()
     assert 'id="ledger-prop-two"' in ledger
     assert 'href="chapter.html#check-prop-two"' in ledger
-    assert "2 is even: checked" in ledger
+    assert html_escape(OUTCOME, quote=False) in ledger
 
 
 # --------------------------------------------------------------------------------------------
