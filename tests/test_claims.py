@@ -389,7 +389,10 @@ def mini_build(tmp_path_factory):
     )
     (src / "_toc.yml").write_text("root: index\nchapters:\n  - file: chapter\n  - file: ledger\n")
     (src / "index.md").write_text("# Mini\n\n```{toctree}\nchapter\nledger\n```\n")
-    (src / "ledger.md").write_text("# Ledger\n\n```{claims-ledger}\n```\n")
+    (src / "ledger.md").write_text(
+        "# Ledger\n\nSee {ref}`the check <check-prop-two>` and {ref}`check-prop-two`.\n\n"
+        "```{claims-ledger}\n```\n"
+    )
     nbformat.write(MINI_CHAPTER, src / "chapter.ipynb")
     warnings = io.StringIO()
     app = Sphinx(
@@ -431,6 +434,8 @@ def test_the_build_shows_badge_footer_and_anchor(mini_build):
     ledger = (html_dir / "ledger.html").read_text()
     assert 'id="ledger-prop-two"' in ledger
     assert 'href="chapter.html#check-prop-two"' in ledger
+    assert re.search(r'href="chapter.html#check-prop-two"><span[^>]*>the check</span>', ledger)
+    assert re.search(r'href="chapter.html#check-prop-two"><span[^>]*>check of prop-two<', ledger)
     assert html_escape(OUTCOME, quote=False) in ledger
 
 
