@@ -28,18 +28,20 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
 
 lint: $(STAMP)
-	$(BIN)/ruff check lsa_lib tests benchmarks tools book
-	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book
+	$(BIN)/ruff check lsa_lib tests benchmarks tools book _ext
+	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book _ext
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
-# against a fresh execution) instead of executing everything a second time.
+# against a fresh execution) instead of executing everything a second time. Jupyter Book reads
+# local extension folders relative to the config file, hence the ../_ext in the copy.
 NOEXEC := _build/_config_noexec.yml
 $(NOEXEC): _config.yml
 	mkdir -p _build
-	sed 's/execute_notebooks: force/execute_notebooks: "off"/' _config.yml > $@
+	sed -e 's/execute_notebooks: force/execute_notebooks: "off"/' \
+	    -e 's#^\(    lsa_claims:\) _ext$$#\1 ../_ext#' _config.yml > $@
 
 site-check: $(STAMP) $(NOEXEC)
 	$(BIN)/jupyter-book build $(JB_FLAGS) --config $(NOEXEC) .
@@ -50,7 +52,7 @@ pdf: $(STAMP) $(NOEXEC)
 	@echo "PDF: _build/latex/book.pdf"
 
 browser-check: $(STAMP)
-	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py
+	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py tests/test_claims.py
 
 test: lint unit site-check browser-check
 
