@@ -131,9 +131,10 @@ class SetupError(Exception):
 
 installed = [d.version for d in importlib.metadata.distributions(name="lsa_lib")][:1]
 if installed != [RELEASE]:  # a fresh Colab runtime, or another release of lsa_lib
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", SOURCE], capture_output=True)
+    command = [sys.executable, "-m", "pip", "install", "--no-color", SOURCE]
+    pip = subprocess.run(command, capture_output=True, text=True)
     if pip.returncode != 0:
-        why = ["pip failed"] + [s for s in pip.stderr.decode().splitlines() if s[:6] == "ERROR:"]
+        why = ["pip failed"] + [s for s in pip.stderr.splitlines() if s[:6] == "ERROR:"]
         raise SetupError(f"could not install lsa_lib {{RELEASE}} from the repository: {{why[-1]}}")
     importlib.invalidate_caches()  # make the new files importable in this kernel, and
     for name in [m for m in sys.modules if m.partition(".")[0] == "lsa_lib"]:
