@@ -23,6 +23,7 @@ reaches only PyPI, whose torch pin resolves to the same version.
 from __future__ import annotations
 
 import ast
+import datetime
 import functools
 import importlib.metadata
 import importlib.util
@@ -283,8 +284,9 @@ def test_binder_files():
 # --- fresh environments (make launch-check) ---------------------------------------------------
 
 
-def _say(message: str) -> None:
-    sys.stderr.write(f"\n[launch] {message}")
+def _say(capsys, message: str) -> None:
+    with capsys.disabled():  # shown in the test command's output: the measured install times
+        print(f"\n[launch] {message}", end="")
 
 
 def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -408,12 +410,16 @@ def _probe(folder: Path) -> nbformat.NotebookNode:
     )
 
 
+def _seconds(stamp: str) -> float:
+    return datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
 def _text(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
 @pytest.mark.launch
-def test_binder_environment_runs_a_chapter(venv, clone):
+def test_binder_environment_runs_a_chapter(venv, clone, capsys):
     """repo2docker: binder/requirements.txt, then binder/postBuild from the repository root."""
     env = venv("binder")
     readers = env.path / "requirements-readers.txt"
@@ -431,13 +437,14 @@ def test_binder_environment_runs_a_chapter(venv, clone):
     setup = next(c for c in nb.cells if c.cell_type == "code")
     assert setup.outputs == [], "in Binder the set-up cell must find lsa_lib and do nothing"
     _say(
+        capsys,
         f"Binder: readers' requirements {seconds:.0f} s ({len(packages)} packages), "
-        f"ipykernel {kernel:.0f} s, chapter 2 {run:.0f} s"
+        f"ipykernel {kernel:.0f} s, chapter 2 {run:.0f} s",
     )
 
 
 @pytest.mark.launch
-def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_path):
+def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_path, capsys):
     """Colab: scientific packages and a kernel, but no lsa_lib (and no python-flint)."""
     env = venv("colab", upgrade_pip=True)
     colab = ["numpy", "scipy", "sympy", "matplotlib", "torch", "ipywidgets", "ipykernel"]
@@ -467,6 +474,9 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
     nb.cells.append(_probe(env.path))
     run = env.execute(nb, cwd=workdir)
     assert _text(setup).startswith(f"Installed lsa_lib {SETTING.version} from"), _text(setup)
+    assert {"lsa-lib", "python-flint"} <= {canonicalize_name(n) for n in env.packages()}
+    timing = setup.metadata["execution"]
+    install = _seconds(timing["shell.execute_reply"]) - _seconds(timing["iopub.execute_input"])
 
     # An older lsa_lib, installed and imported before the cell: replaced and imported afresh.
     old = tmp_path / "old"
@@ -485,7 +495,12 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
         ]
     )
     env.execute(nb, cwd=workdir)
-    _say(f"Colab-like runtime {seconds:.0f} s; set-up cell and chapter 1 {run:.0f} s")
+    assert _text(nb.cells[1]).startswith(f"Installed lsa_lib {SETTING.version} from")
+    _say(
+        capsys,
+        f"Colab-like runtime {seconds:.0f} s ({len(colab)} packages asked); set-up cell "
+        f"{install:.0f} s, then chapter 1: {run:.0f} s in all",
+    )
 
 
 LIBRARY_CHECK = """
@@ -540,7 +555,7 @@ def _widget_functions() -> list[tuple[str, str]]:
 
 
 @pytest.mark.launch
-def test_pip_install_gives_a_working_library(venv, clone):
+def test_pip_install_gives_a_working_library(venv, clone, capsys):
     """``pip install .``: imports and computes; ``.[explorer]`` adds what the widgets need."""
     env = venv("pip")  # with the pip a Python 3.11 venv comes with
     seconds = env.pip("install", "--quiet", ".", *_constraints(), cwd=clone)
@@ -578,6 +593,7 @@ def test_pip_install_gives_a_working_library(venv, clone):
     extra = env.pip("install", "--quiet", ".[explorer]", *_constraints(), cwd=clone)
     assert env.python_json(check) == [True] * len(widgets)
     _say(
+        capsys,
         f"pip install . {seconds:.0f} s ({len(env.packages())} packages with the extra), "
-        f"the explorer extra {extra:.0f} s"
+        f"the explorer extra {extra:.0f} s",
     )
