@@ -422,6 +422,9 @@ def _text(cell) -> str:
 def test_binder_environment_runs_a_chapter(venv, clone, capsys):
     """repo2docker: binder/requirements.txt, then binder/postBuild from the repository root."""
     env = venv("binder")
+    runtime = (clone / "binder" / "runtime.txt").read_text().strip()
+    version = env.python_json("import sys, json; print(json.dumps(list(sys.version_info[:2])))")
+    assert runtime == "python-{}.{}".format(*version), f"binder/runtime.txt says {runtime}"
     readers = env.path / "requirements-readers.txt"
     lines = (clone / "binder" / "requirements.txt").read_text().splitlines()
     dropped = [line for line in lines if line.startswith("--extra-index-url")]
@@ -504,7 +507,7 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
 
 
 LIBRARY_CHECK = """
-import importlib, importlib.metadata, importlib.util, inspect, json, pkgutil, sys
+import importlib, importlib.metadata, importlib.util, json, pkgutil, sys
 import numpy as np
 import lsa_lib
 

@@ -239,8 +239,9 @@ def stale_copies(setting: Launch, notebooks: list[Path], write: bool) -> list[st
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         setup = [c for c in nb.cells if c.cell_type == "code"][:1]
-        if not (setup and setup[0].source == source and setup[0].outputs == []):
-            stale.append(str(path.relative_to(ROOT)))
+        folded = setup and "hide-input" in setup[0].metadata.get("tags", [])
+        if not (folded and setup[0].source == source and setup[0].outputs == []):
+            stale.append(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path))
             if write:
                 nbformat.write(with_setup_cell(nb, source), path)
     files = [
