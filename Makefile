@@ -1,7 +1,8 @@
 # The two commands of the README:
 #   make book   - set everything up, execute every notebook, write _build/html
 #   make test   - set everything up, run lint, unit tests, nbval on every notebook, the -W site
-#                 build (rendering the outputs nbval just verified) and the browser check
+#                 build (rendering the outputs nbval just verified), the browser check and the
+#                 launch check (Binder, Colab and pip in fresh environments)
 # Everything else here is a step of those two.
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JB_FLAGS := -W -n --keep-going --all
 
-.PHONY: book test setup lint unit site-check browser-check pdf clean
+.PHONY: book test setup lint unit site-check browser-check launch-check pdf clean
 
 $(STAMP): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +33,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book _ext
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser and not launch"
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
 # against a fresh execution) instead of executing everything a second time. Jupyter Book reads
@@ -54,7 +55,12 @@ pdf: $(STAMP) $(NOEXEC)
 browser-check: $(STAMP)
 	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py tests/test_claims.py
 
-test: lint unit site-check browser-check
+# Fresh environments built from the readers' files alone: Binder's, a Colab-like runtime where the
+# chapters' set-up cell installs lsa_lib from a local clone, and `pip install .` (see the tests).
+launch-check: $(STAMP)
+	$(BIN)/python -m pytest -p no:xdist -m launch tests/test_launch.py
+
+test: lint unit site-check browser-check launch-check
 
 clean:
 	rm -rf _build

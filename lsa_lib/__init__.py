@@ -16,6 +16,8 @@ The most used functions are re-exported here; everything else is imported from i
 e.g. ``from lsa_lib.rank import certified_dimension``.
 """
 
+from importlib import metadata as _metadata
+
 from ._core import check_architecture, parameter_count, random_layers
 from .lightning import (
     attention_matrix,
@@ -25,7 +27,11 @@ from .lightning import (
     softmax_attention,
 )
 
-__version__ = "0.1.0"
+# The one version source is [project].version in pyproject.toml, read back from the metadata.
+try:
+    __version__ = _metadata.version("lsa_lib")
+except _metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "unknown"
 
 __all__ = [
     "attention_matrix",
