@@ -35,10 +35,10 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
-# against a fresh execution) instead of executing everything a second time.
-NOEXEC := _build/_config_noexec.yml
+# against a fresh execution) instead of executing everything a second time. The copy sits
+# next to _config.yml because Jupyter Book resolves local extension paths from the config's folder.
+NOEXEC := _config_noexec.yml
 $(NOEXEC): _config.yml
-	mkdir -p _build
 	sed 's/execute_notebooks: force/execute_notebooks: "off"/' _config.yml > $@
 
 site-check: $(STAMP) $(NOEXEC)
@@ -55,4 +55,4 @@ browser-check: $(STAMP)
 test: lint unit site-check browser-check
 
 clean:
-	rm -rf _build
+	rm -rf _build $(NOEXEC)
