@@ -105,15 +105,33 @@ class TheoremIndex(SphinxDirective):
         return [theorem_index("")]
 
 
+def _plain_title(app: Sphinx, node: nodes.Element) -> str:
+    """The title the author wrote, without the ``(…)`` the proof title format adds; for an
+    untitled statement, the start of its first sentence."""
+    title = node.get("title", "")
+    prefix, _, suffix = str(getattr(app.config, "proof_title_format", " (%t)")).partition("%t")
+    if title and title.startswith(prefix) and title.endswith(suffix):
+        title = title[len(prefix) : len(title) - len(suffix) if suffix else None]
+    title = title.strip()
+    if title:
+        return title
+    body = node.next_node(nodes.paragraph)
+    words = body.astext().split() if body is not None else []
+    return " ".join(words[:12]) + (" …" if len(words) > 12 else "")
+
+
 def _collect_titles(app: Sphinx, doctree: nodes.document) -> None:
     env = app.env
     titles = env.__dict__.setdefault("book_proof_titles", {})
+    position = 0
     for node in doctree.findall(nodes.Admonition):
         label = node.get("label")
         if label and node.get("realtype"):
+            position += 1
             titles[label] = {
                 "docname": env.docname,
-                "title": node.get("title", ""),
+                "position": position,
+                "title": _plain_title(app, node),
                 "realtype": node["realtype"],
                 "countertype": node.get("countertype", node["realtype"]),
                 "id": (node.get("ids") or [label])[0],
@@ -143,7 +161,7 @@ def _fill_theorem_index(app: Sphinx, doctree: nodes.document, fromdocname: str) 
     env = app.env
     entries = list(getattr(env, "book_proof_titles", {}).values())
     order = {doc: k for k, doc in enumerate(_reading_order(env))}
-    entries.sort(key=lambda e: (order.get(e["docname"], 10**6), _number(env, e)))
+    entries.sort(key=lambda e: (order.get(e["docname"], 10**6), e["position"]))
     for node in list(doctree.findall(theorem_index)):
         table = nodes.table(classes=["theorem-index"])
         group = nodes.tgroup(cols=3)
@@ -166,7 +184,7 @@ def _fill_theorem_index(app: Sphinx, doctree: nodes.document, fromdocname: str) 
             ref = nodes.reference("", label, internal=True, refuri=uri)
             row += nodes.entry("", nodes.paragraph("", "", ref))
             title = nodes.paragraph()
-            title += nodes.Text(e["title"] or "(untitled)")
+            title += nodes.Text(e["title"])
             row += nodes.entry("", title)
             chapter = nodes.reference(
                 "",
