@@ -40,7 +40,8 @@ def _config_inited(app: Sphinx, config: Any) -> None:
 
 
 def _builder_inited(app: Sphinx) -> None:
-    app.config.html_static_path.append(str(HERE / "static"))
+    # the theme's files, then the data the interactive pages fetch (written by `make atlas`)
+    app.config.html_static_path.extend([str(HERE / "static"), str(HERE.parent / "site_data")])
 
 
 # ----------------------------------------------------------------------------------------
