@@ -10,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JB_FLAGS := -W -n --keep-going --all
 
-.PHONY: book test setup lint unit site-check browser-check pdf clean
+.PHONY: book test setup lint unit site-check browser-check pdf clean atlas
 
 $(STAMP): requirements.txt pyproject.toml package.json package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,8 +28,8 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
 
 lint: $(STAMP)
-	$(BIN)/ruff check lsa_lib tests benchmarks tools book
-	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book
+	$(BIN)/ruff check lsa_lib tests benchmarks tools book site_theme
+	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book site_theme
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"
@@ -53,6 +53,13 @@ browser-check: $(STAMP)
 	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py
 
 test: lint unit site-check browser-check
+
+# The data of the website's interactive pages (the atlas of dimensions and the rotatable
+# Figure 1), computed by lsa_lib and committed; not part of `make test`, whose unit tests
+# re-certify a sample of it.
+atlas: $(STAMP)
+	$(BIN)/python tools/make_atlas.py
+	$(BIN)/python tools/make_umbrella.py
 
 clean:
 	rm -rf _build $(NOEXEC)

@@ -6,8 +6,8 @@
 * Scripts: the Thebe ("live code") scripts are not loaded — the book launches its chapters in
   Binder or Colab through plain links, and the Thebe configuration snippet was injected twice
   into every page (a console error).
-* Inline code: long dotted names get line-break opportunities after each dot, so that
-  ``lsa_lib.dimension.certified_dimension_beyond_symmetries`` wraps on a phone.
+* Inline code: long names get line-break opportunities after each dot and underscore, so
+  that ``lsa_lib.dimension.certified_dimension_beyond_symmetries`` wraps on a phone.
 * ``{theorem-index}``: a directive listing every theorem, definition, proposition and
   conjecture of the book with its number, title and chapter (the readable counterpart of the
   proof domain's index, which lists raw labels and is therefore not built).
@@ -74,7 +74,7 @@ def _dedupe(assets: list[Any]) -> list[Any]:
 
 
 def _break_after_dots(match: re.Match[str]) -> str:
-    return match[1] + match[2].replace(".", ".<wbr>") + match[3]
+    return match[1] + match[2].replace(".", ".<wbr>").replace("_", "_<wbr>") + match[3]
 
 
 def _html_page_context(
@@ -146,9 +146,7 @@ def _purge(app: Sphinx, env: Any, docname: str) -> None:
 
 
 def _merge(app: Sphinx, env: Any, docnames: Any, other: Any) -> None:
-    env.__dict__.setdefault("book_proof_titles", {}).update(
-        getattr(other, "book_proof_titles", {})
-    )
+    env.__dict__.setdefault("book_proof_titles", {}).update(getattr(other, "book_proof_titles", {}))
 
 
 def _doc_title(env: Any, docname: str) -> str:
