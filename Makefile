@@ -12,12 +12,13 @@ JB_FLAGS := -W -n --keep-going --all
 
 .PHONY: book test setup lint unit site-check browser-check pdf clean atlas
 
-$(STAMP): requirements.txt pyproject.toml package.json package-lock.json
+$(STAMP): requirements.txt pyproject.toml package.json package-lock.json tools/ipython_kernel_config.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" > /dev/null
+	mkdir -p $(VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(VENV)/etc/ipython/
 	npm ci --no-audit --no-fund --silent
 	rm -rf _mathjax && mkdir -p _mathjax && cp -r node_modules/mathjax/es5 _mathjax/mathjax
 	touch $(STAMP)
