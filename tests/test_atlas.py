@@ -22,15 +22,13 @@ ATLAS = ROOT / "site_data" / "atlas"
 SAMPLE = 12
 
 
-def _load() -> tuple[dict, dict[tuple[tuple[int, ...], tuple[int, ...]], dict]]:
-    index = json.loads((ATLAS / "index.json").read_text())
-    entries = {}
-    for name in index["files"]:
-        for key, row in json.loads((ATLAS / name).read_text()).items():
-            w, a = key.split("|")
-            arch = (tuple(map(int, w.split(","))), tuple(map(int, a.split(","))))
-            entries[arch] = dict(zip(index["columns"], row, strict=True))
-    return index, entries
+def _load() -> tuple[dict, dict]:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from make_atlas import read_atlas
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return json.loads((ATLAS / "index.json").read_text()), read_atlas(ATLAS)
 
 
 INDEX, ENTRIES = _load() if (ATLAS / "index.json").exists() else ({}, {})

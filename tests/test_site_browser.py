@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import os
 import re
 import shutil
@@ -51,14 +50,10 @@ WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 def _pages() -> list[str]:
     if not SITE.is_dir():
         return []
-    skip = {"genindex.html", "search.html", "py-modindex.html"}
     return sorted(
         str(p.relative_to(SITE))
         for p in SITE.rglob("*.html")
-        if p.name not in skip
-        and "_static" not in p.parts
-        and "_sources" not in p.parts
-        and p.name != "index.html"
+        if "_static" not in p.parts and "_sources" not in p.parts and p.name != "index.html"
     )
 
 
@@ -379,12 +374,18 @@ ATLAS_CASES = [
 ]
 
 
+@functools.cache
+def _atlas() -> dict:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from make_atlas import read_atlas
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return read_atlas(ATLAS)
+
+
 def _atlas_entry(widths, attn) -> dict:
-    index = json.loads((ATLAS / "index.json").read_text())
-    name = f"l{len(attn)}-{widths[0]}-{widths[1]}.json"
-    rows = json.loads((ATLAS / name).read_text())
-    key = ",".join(map(str, widths)) + "|" + ",".join(map(str, attn))
-    return dict(zip(index["columns"], rows[key], strict=True))
+    return _atlas()[(tuple(widths), tuple(attn))]
 
 
 def _live_entry(widths, attn) -> dict:

@@ -8,10 +8,10 @@ softmax network's dimension with its singular-value gap.
 
 All calls into the library are in :func:`compute_entry`; the rest of the script only walks
 the grid and writes JSON files into ``site_data/atlas/`` (one small index, then one file per
-depth and first two widths, which the atlas page fetches only when the reader picks such an
+depth and first widths, which the atlas page fetches only when the reader picks such an
 architecture).
 
-Usage: ``.venv/bin/python tools/make_atlas.py [--jobs N] [--only-depth L] [--out DIR]``
+Usage: ``.venv/bin/python tools/make_atlas.py [--jobs N] [--out DIR] [--rewrite]``
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import re
 import sys
 import time
 from collections import defaultdict
@@ -126,34 +127,42 @@ def chapter_key(widths: tuple[int, ...], entry: dict[str, Any]) -> str:
     return "equal" if entry["source"].startswith("equal") else "general"
 
 
+# leading widths that name a data file, per depth (files of at most a few hundred entries)
+SPLIT = {1: 2, 2: 2, 3: 3}
+
+
 def file_name(widths: tuple[int, ...]) -> str:
-    """The data file of an architecture: by depth and its first two widths."""
-    return f"l{len(widths) - 1}-{widths[0]}-{widths[1]}.json"
+    """The data file of an architecture: by depth and its first widths (``SPLIT``)."""
+    depth = len(widths) - 1
+    return f"l{depth}-" + "-".join(map(str, widths[: SPLIT[depth]])) + ".json"
 
 
-def _work(arch: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[Any, dict[str, Any], float]:
-    widths, attn = arch
-    start = time.perf_counter()
-    entry = compute_entry(widths, attn, softmax=len(attn) in SOFTMAX_DEPTHS)
-    return arch, entry, time.perf_counter() - start
+# The library's sentences (failed hypotheses, formula sources) repeat with other numbers: a data
+# file stores each as [template number, "its numbers"], the templates are in the index.
+NUMBER = re.compile(r"\d+")
 
 
-def _compact(widths: tuple[int, ...], entry: dict[str, Any]) -> list[Any]:
-    """One row of a data file; the column names are in the index (``columns``)."""
-    return [
-        entry["P"],
-        entry["formula"],
-        entry["formula_rhs"],
-        entry["failed"],
-        entry["source"],
-        entry["lower"],
-        entry["upper"],
-        entry["softmax_formula"],
-        entry["softmax_failed"],
-        entry.get("softmax_rank"),
-        None if entry.get("softmax_gap") is None else float(f"{entry['softmax_gap']:.3g}"),
-        chapter_key(widths, entry),
-    ]
+def encode(sentences: list[str], templates: dict[str, int]) -> list[list[Any]]:
+    out = []
+    for sentence in sentences:
+        if "#" in sentence:
+            raise ValueError(f"cannot encode a sentence with '#': {sentence!r}")
+        template = NUMBER.sub("#", sentence)
+        number = templates.setdefault(template, len(templates))
+        out.append([number, ",".join(NUMBER.findall(sentence))])
+    return out
+
+
+def decode(codes: list[list[Any]], templates: list[str]) -> list[str]:
+    """The sentences back from :func:`encode` (the atlas page does the same in JavaScript)."""
+    out = []
+    for number, args in codes:
+        pieces = templates[number].split("#")
+        values = args.split(",") if args else []
+        if len(values) != len(pieces) - 1:
+            raise ValueError(f"template {number} takes {len(pieces) - 1} numbers, got {args!r}")
+        out.append("".join(p + v for p, v in zip(pieces, [*values, ""], strict=True)))
+    return out
 
 
 COLUMNS = [
@@ -172,67 +181,112 @@ COLUMNS = [
 ]
 
 
-def write_index(out: Path) -> None:
-    """``index.json``: the grid, the columns of the data files, the chapter links."""
+def _row(widths: tuple[int, ...], entry: dict[str, Any], templates: dict[str, int]) -> list[Any]:
+    """One row of a data file, in the order of ``COLUMNS``."""
+    gap = entry.get("softmax_gap")
+    return [
+        entry["P"],
+        entry["formula"],
+        entry["formula_rhs"],
+        encode(entry["failed"], templates),
+        encode([entry["source"]], templates)[0],
+        entry["lower"],
+        entry["upper"],
+        entry["softmax_formula"],
+        encode(entry["softmax_failed"], templates),
+        entry.get("softmax_rank"),
+        None if gap is None else float(f"{gap:.2g}"),
+        chapter_key(widths, entry),
+    ]
+
+
+def read_atlas(out: Path = OUT) -> dict[tuple[tuple[int, ...], tuple[int, ...]], dict[str, Any]]:
+    """The stored entries, decoded (the form :func:`compute_entry` returns, plus ``chapter``)."""
+    index = json.loads((out / "index.json").read_text())
+    entries = {}
+    for name in index["files"]:
+        for key, row in json.loads((out / name).read_text()).items():
+            w, a = key.split("|")
+            arch = (tuple(map(int, w.split(","))), tuple(map(int, a.split(","))))
+            entry = dict(zip(index["columns"], row, strict=True))
+            entry["failed"] = decode(entry["failed"], index["templates"])
+            entry["softmax_failed"] = decode(entry["softmax_failed"], index["templates"])
+            entry["source"] = decode([entry["source"]], index["templates"])[0]
+            entries[arch] = entry
+    return entries
+
+
+def write_atlas(entries: dict[Any, dict[str, Any]], out: Path) -> int:
+    """Write the data files and the index; return the total size in bytes."""
     import lsa_lib
 
-    names = sorted(p.name for p in out.glob("l*.json"))
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.json"):
+        old.unlink()
+    templates: dict[str, int] = {}
+    files: dict[str, dict[str, Any]] = defaultdict(dict)
+    for (widths, attn), entry in sorted(entries.items()):
+        key = ",".join(map(str, widths)) + "|" + ",".join(map(str, attn))
+        files[file_name(widths)][key] = _row(widths, entry, templates)
+    size = 0
+    for name, rows in sorted(files.items()):
+        text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False) + "\n"
+        (out / name).write_text(text, encoding="utf-8")
+        size += len(text.encode())
     index = {
         "t": T,
         "grid": {str(d): GRID[d] for d in sorted(GRID)},
+        "split": {str(d): SPLIT[d] for d in sorted(SPLIT)},
         "softmax_depths": list(SOFTMAX_DEPTHS),
         "columns": COLUMNS,
+        "templates": sorted(templates, key=templates.get),
         "chapters": CHAPTERS,
-        "files": names,
-        "entries": sum(len(json.loads((out / n).read_text())) for n in names),
+        "files": sorted(files),
+        "entries": len(entries),
         "lsa_lib_version": lsa_lib.__version__,
     }
-    (out / "index.json").write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n")
+    text = json.dumps(index, indent=1, ensure_ascii=False) + "\n"
+    (out / "index.json").write_text(text, encoding="utf-8")
+    return size + len(text.encode())
+
+
+def _work(arch: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[Any, dict[str, Any], float]:
+    widths, attn = arch
+    start = time.perf_counter()
+    entry = compute_entry(widths, attn, softmax=len(attn) in SOFTMAX_DEPTHS)
+    return arch, entry, time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--only-depth", type=int, choices=sorted(GRID), default=None)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
-        "--index-only", action="store_true", help="rewrite index.json from the data files"
+        "--rewrite", action="store_true", help="rewrite the stored data (no computation)"
     )
     args = parser.parse_args(argv)
-    if args.index_only:
-        write_index(args.out)
+    if args.rewrite:
+        size = write_atlas(read_atlas(args.out), args.out)
+        print(f"rewritten: {size / 1024:.0f} KiB")
         return 0
 
-    depths = [args.only_depth] if args.only_depth else sorted(GRID)
-    archs = [arch for depth in depths for arch in architectures(depth)]
+    archs = [arch for depth in sorted(GRID) for arch in architectures(depth)]
     start = time.perf_counter()
-    files: dict[str, dict[str, Any]] = defaultdict(dict)
+    entries: dict[Any, dict[str, Any]] = {}
     seconds: dict[int, float] = defaultdict(float)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
         for k, (arch, entry, sec) in enumerate(pool.imap_unordered(_work, archs, chunksize=8)):
-            widths, attn = arch
-            key = ",".join(map(str, widths)) + "|" + ",".join(map(str, attn))
-            files[file_name(widths)][key] = _compact(widths, entry)
-            seconds[len(attn)] += sec
-            if (k + 1) % 500 == 0:
+            entries[arch] = entry
+            seconds[len(arch[1])] += sec
+            if (k + 1) % 1000 == 0:
                 print(f"{k + 1}/{len(archs)} architectures, {time.perf_counter() - start:.0f} s")
     elapsed = time.perf_counter() - start
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    if args.only_depth is None:
-        for old in args.out.glob("l*.json"):
-            old.unlink()
-    sizes = 0
-    for name, rows in sorted(files.items()):
-        text = json.dumps(dict(sorted(rows.items())), separators=(",", ":"), ensure_ascii=False)
-        (args.out / name).write_text(text + "\n", encoding="utf-8")
-        sizes += len(text) + 1
-    write_index(args.out)
+    size = write_atlas(entries, args.out)
     cpu = ", ".join(f"depth {d}: {seconds[d]:.0f} s" for d in sorted(seconds))
     print(
         f"{len(archs)} architectures in {elapsed:.0f} s wall ({args.jobs} processes; "
-        f"compute time {cpu}); {len(files)} data files, {sizes / 1024:.0f} KiB"
+        f"compute time {cpu}); {len(list(args.out.glob('*.json')))} files, {size / 1024:.0f} KiB"
     )
     return 0
 

@@ -1,7 +1,7 @@
 /* The atlas of dimensions: pick an architecture, read what lsa_lib computed for it.
  *
  * Plain JavaScript, no dependency. The data (written by tools/make_atlas.py) sits next to
- * this file in _static/atlas/: index.json, then one file per depth and first two widths,
+ * this file in _static/atlas/: index.json, then one file per depth and first widths,
  * fetched only when the reader picks such an architecture. The chosen architecture is kept
  * in the page address (#w=3,2,2&a=2,1), so that a link can open the atlas on a case.
  */
@@ -28,7 +28,16 @@
   const tuple = (xs) => "(" + xs.join(", ") + (xs.length === 1 ? "," : "") + ")";
 
   function fileName(widths) {
-    return `l${widths.length - 1}-${widths[0]}-${widths[1]}.json`;
+    const depth = widths.length - 1;
+    return `l${depth}-${widths.slice(0, index.split[String(depth)]).join("-")}.json`;
+  }
+
+  // the library's sentences are stored as [template number, "its numbers"] (see make_atlas.py)
+  function decode(code) {
+    const [number, args] = code;
+    const values = args ? args.split(",") : [];
+    const pieces = index.templates[number].split("#");
+    return pieces.map((p, i) => p + (i < values.length ? values[i] : "")).join("");
   }
 
   function load(name) {
@@ -123,6 +132,9 @@
 
   function render(key, r) {
     const c = Object.fromEntries(index.columns.map((name, i) => [name, r[i]]));
+    c.failed = c.failed.map(decode);
+    c.softmax_failed = c.softmax_failed.map(decode);
+    c.source = decode(c.source);
     const depth = state.attn.length;
     const rows = [];
     rows.push(
@@ -192,6 +204,14 @@
         num("atlas-softmax-rank", c.softmax_rank),
         ` (singular-value gap ${fmtGap(c.softmax_gap)}).`
       );
+      if (c.softmax_formula !== null && c.softmax_formula !== c.softmax_rank)
+        sm.append(
+          el("div", {
+            class: "atlas-note atlas-warn",
+            id: "atlas-softmax-differs",
+            text: "The estimate differs from the formula's value: a float rank is evidence, not a proof, but its gap is clear here.",
+          })
+        );
     } else if (c.softmax_gap !== null && c.softmax_gap !== undefined) {
       sm.append(`Float64 estimate: no clear gap in the singular values (largest ${fmtGap(c.softmax_gap)}); no rank is read.`);
     } else {
