@@ -203,7 +203,7 @@ def _content_problems(page) -> list[str]:
     problems += [f"unresolved citation {u}" for u in unresolved]
     shown = page.evaluate(
         """() => {
-          const main = document.querySelector('.bd-article').cloneNode(true);
+          const main = (document.querySelector('.bd-article') || document.body).cloneNode(true);
           main.querySelectorAll('.cell_input, div.highlight:not(.cell_output *)')
               .forEach(e => e.remove());
           return main.innerText;
