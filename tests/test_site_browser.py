@@ -281,7 +281,9 @@ JS_NAV = """() => {
   const pm = document.getElementById('pst-primary-sidebar-modal');
   const sm = document.getElementById('pst-secondary-sidebar-modal');
   const links = m => m && m.open ? [...m.querySelectorAll('a')].filter(shown).length : 0;
+  const article = document.querySelector('.bd-article').getBoundingClientRect();
   return {
+    articleInside: article.left >= 0 && article.right <= window.innerWidth + 1,
     sidebar: shown(document.getElementById('pst-primary-sidebar')),
     contents: shown(document.getElementById('pst-secondary-sidebar')),
     drawer: !!(pm && pm.open && shown(pm)), drawerLinks: links(pm),
@@ -313,9 +315,12 @@ def test_navigation_buttons_at_desktop_width(page_path, scheme, server, browser)
         state = page.evaluate(JS_NAV)
         assert state["sidebar"] and state["contents"], state
         toggles.click()
-        assert not _settle(page)["sidebar"], "the ☰ button did not hide the sidebar"
+        state = _settle(page)
+        assert not state["sidebar"], "the ☰ button did not hide the sidebar"
+        assert state["articleInside"], "with the sidebar hidden, the text runs off the window"
         toggles.click()
-        assert _settle(page)["sidebar"], "the ☰ button did not show the sidebar again"
+        state = _settle(page)
+        assert state["sidebar"] and state["articleInside"], "the sidebar did not come back"
         assert not w.problems, w.problems
     finally:
         w.close()
