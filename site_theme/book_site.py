@@ -227,5 +227,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-merge-info", _merge)
     app.connect("doctree-resolved", _fill_theorem_index)
     app.add_css_file("book.css")
-    app.add_js_file("book.js", defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
