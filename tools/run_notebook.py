@@ -17,7 +17,8 @@ import nbformat
 from nbclient import NotebookClient
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
-KEEP_CELL_METADATA = {"tags"}
+# tags (nbval, hiding) and mystnb (a figure's caption, name and alt text on the website)
+KEEP_CELL_METADATA = {"tags", "mystnb"}
 
 
 def clean(nb: nbformat.NotebookNode) -> None:

@@ -9,7 +9,9 @@ Jupyter Book's launch buttons read them. This tool writes them into
   makes the new files importable in the running kernel and says so in one line; where the
   release is installed (Binder, a local build) it does nothing and prints nothing;
 * ``version`` in ``pyproject.toml``, the library's one version source;
-* the launch lines of ``README.md`` and ``book/intro.md`` (between marker lines).
+* the launch lines of ``README.md`` and ``book/intro.md`` (between marker lines), and the
+  book's citation: the "How to cite this book" entry of ``book/intro.md`` (between marker
+  lines) and ``version`` / ``repository-code`` in ``CITATION.cff``.
 
 Usage::
 
@@ -37,6 +39,7 @@ CONFIG = ROOT / "_config.yml"
 PYPROJECT = ROOT / "pyproject.toml"
 README = ROOT / "README.md"
 INTRO = ROOT / "book" / "intro.md"
+CITATION = ROOT / "CITATION.cff"
 TOC = ROOT / "_toc.yml"
 
 SETUP_MARKER = "# Colab and Binder set-up"
@@ -47,6 +50,10 @@ README_MARKERS = (
 INTRO_MARKERS = (
     "% launch: written by tools/setup_cell.py from _config.yml; edit there",
     "% /launch",
+)
+CITE_MARKERS = (
+    "% cite: written by tools/setup_cell.py from _config.yml; edit there",
+    "% /cite",
 )
 
 
@@ -192,6 +199,29 @@ def intro_block(setting: Launch) -> str:
   ```"""
 
 
+def cite_block(setting: Launch) -> str:
+    """The book's BibTeX entry on the landing page (inside the "How to cite" box)."""
+    return f"""```bibtex
+@misc{{lsabook,
+  author       = {{{{The lsa\\_lib authors}}}},
+  title        = {{The Geometry of Lightning Self-Attention: an executable book}},
+  year         = {{2026}},
+  howpublished = {{\\url{{{setting.url}}}}},
+  note         = {{Release {setting.release}}}
+}}
+```"""
+
+
+def with_citation(text: str, setting: Launch) -> str:
+    """CITATION.cff's text with its ``version`` and ``repository-code`` from the setting."""
+    for key, value in (("version", setting.version), ("repository-code", setting.url)):
+        pattern = re.compile(rf'^{key}: "[^"\n]*"$', re.M)
+        if len(pattern.findall(text)) != 1:
+            raise ValueError(f'CITATION.cff: expected one line {key}: "..."')
+        text = pattern.sub(f'{key}: "{value}"', text)
+    return text
+
+
 def with_block(text: str, body: str, markers: tuple[str, str], name: str) -> str:
     """``text`` with the lines between the two marker lines replaced by ``body``."""
     start, end = markers
@@ -248,6 +278,8 @@ def stale_copies(setting: Launch, notebooks: list[Path], write: bool) -> list[st
         (PYPROJECT, lambda t: with_version(t, setting.version)),
         (README, lambda t: with_block(t, readme_block(setting), README_MARKERS, "README.md")),
         (INTRO, lambda t: with_block(t, intro_block(setting), INTRO_MARKERS, "book/intro.md")),
+        (INTRO, lambda t: with_block(t, cite_block(setting), CITE_MARKERS, "book/intro.md")),
+        (CITATION, lambda t: with_citation(t, setting)),
     ]
     for path, update in files:
         text = path.read_text()

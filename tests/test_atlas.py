@@ -1,0 +1,137 @@
+"""The data of the website's atlas of dimensions (``site_data/atlas``, written by ``make atlas``).
+
+Every entry is checked against the closed forms, computed here from the formulas themselves
+(not read from the data or from the library): the parameter count, the hypotheses of the
+dimension formulas, the formula's value, and — where the formula applies — that the certified
+dimension is exact and equal to it. A random sample of entries, different on every run, is
+certified again with a fresh random seed (through the script's one library-calling function),
+and the new bounds must agree with the stored ones.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ATLAS = ROOT / "site_data" / "atlas"
+SAMPLE = 12
+
+
+def _load() -> tuple[dict, dict]:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from make_atlas import read_atlas
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return json.loads((ATLAS / "index.json").read_text()), read_atlas(ATLAS)
+
+
+INDEX, ENTRIES = _load() if (ATLAS / "index.json").exists() else ({}, {})
+
+
+# --- closed forms, written out here -------------------------------------------------------
+
+
+def params(w, a):
+    """P = Σ_i (2 a_i d_{i-1} + d_i d_{i-1})."""
+    return sum(2 * a[i] * w[i] + w[i + 1] * w[i] for i in range(len(a)))
+
+
+def rhs(w, a, normalized=False):
+    """d_l d_{l-1} + Σ_{i<l} d_i (d_{i-1} − d_i) + Σ_i r_i (2 d_{i-1} − r_i) − l, r_i = min(a_i, d_{i-1})."""
+    l = len(a)
+    r = [min(a[i], w[i]) for i in range(l)]
+    value = w[l] * w[l - 1] + sum(w[i] * (w[i - 1] - w[i]) for i in range(1, l))
+    value += sum(r[i] * (2 * w[i] - r[i]) for i in range(l))
+    return value if normalized else value - l
+
+
+def hypotheses_hold(w, a):
+    """The lightning formulas' hypotheses (t = 3 ≥ 2 tokens throughout the atlas)."""
+    l = len(a)
+    if l == 1:
+        return True
+    if any(w[i] < w[i + 1] for i in range(l - 1)) or any(a[i] == 1 for i in range(l - 1)):
+        return False
+    r = [min(a[j], w[j]) for j in range(l)]
+    for i in range(1, l):
+        if w[i] < w[i - 1]:
+            read = min(w[i], w[i + 1] + 2 * r[i], min(w[i:]) + 2 * sum(r[i:]))
+            if read < w[i]:
+                return False
+    return True
+
+
+def softmax_covered(w, a):
+    """One layer, or equal widths d_0 = … = d_l = δ with a_i ≤ δ (the softmax formulas)."""
+    return len(a) == 1 or (len(set(w)) == 1 and max(a) <= w[0])
+
+
+# --- the tests ------------------------------------------------------------------------------
+
+
+def test_the_atlas_covers_its_grid():
+    if not ENTRIES:
+        pytest.fail(f"no atlas data in {ATLAS}: run `make atlas`")
+    grid = {int(k): v for k, v in INDEX["grid"].items()}
+    expected = sum(grid[l] ** (2 * l + 1) for l in grid)
+    assert len(ENTRIES) == expected == INDEX["entries"]
+    for w, a in ENTRIES:
+        assert len(w) == len(a) + 1 and max(w + a) <= grid[len(a)] and min(w + a) >= 1
+
+
+def test_every_entry_against_the_closed_forms():
+    bad = []
+    agree = 0
+    for (w, a), e in ENTRIES.items():
+        label = f"widths {w}, attn {a}"
+        if e["P"] != params(w, a):
+            bad.append(f"{label}: P = {e['P']}, closed form {params(w, a)}")
+        if e["formula_rhs"] != rhs(w, a):
+            bad.append(f"{label}: right-hand side {e['formula_rhs']}, closed form {rhs(w, a)}")
+        if not 0 <= e["lower"] <= e["upper"] <= e["P"]:
+            bad.append(f"{label}: bounds {e['lower']}..{e['upper']} out of order (P = {e['P']})")
+        if hypotheses_hold(w, a):
+            if e["formula"] != rhs(w, a) or e["failed"]:
+                bad.append(
+                    f"{label}: formula {e['formula']} / failed {e['failed']}, expected {rhs(w, a)}"
+                )
+            if not e["lower"] == e["upper"] == rhs(w, a):
+                bad.append(f"{label}: certified {e['lower']}..{e['upper']} ≠ formula {rhs(w, a)}")
+            agree += 1
+        elif e["formula"] is not None or not e["failed"]:
+            bad.append(
+                f"{label}: a hypothesis fails, yet formula {e['formula']}, failed {e['failed']}"
+            )
+        softmax = rhs(w, a, normalized=True) if softmax_covered(w, a) else None
+        if e["softmax_formula"] != softmax:
+            bad.append(f"{label}: softmax formula {e['softmax_formula']}, closed form {softmax}")
+    assert not bad, f"{len(bad)} entries disagree, e.g.\n" + "\n".join(bad[:20])
+    assert agree > 1000  # the formula applies to a good part of the grid
+
+
+def test_a_random_sample_certifies_again():
+    """A new sample on every run, certified again with a new seed; the seed is in the message."""
+    seed = random.SystemRandom().randrange(2**32)
+    rng = random.Random(seed)
+    archs = rng.sample(sorted(ENTRIES), SAMPLE)
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from make_atlas import compute_entry
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    for w, a in archs:
+        stored = ENTRIES[(w, a)]
+        fresh = compute_entry(w, a, softmax=False, seed=rng.randrange(1, 10**6))
+        label = f"widths {w}, attn {a} (sample seed {seed})"
+        for key in ("P", "formula", "formula_rhs", "failed", "softmax_formula"):
+            assert fresh[key] == stored[key], f"{label}: {key}"
+        # both pairs of bounds are certified, so the intervals must overlap
+        assert fresh["lower"] <= stored["upper"] and stored["lower"] <= fresh["upper"], label
+        if stored["lower"] == stored["upper"]:
+            assert fresh["lower"] <= stored["lower"] <= fresh["upper"], label
