@@ -30,7 +30,21 @@ HERE = Path(__file__).resolve().parent
 # ----------------------------------------------------------------------------------------
 
 
+_FOOTER = (
+    '<p class="book-licence">Text licensed under '
+    '<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>; code (the '
+    "<code>lsa_lib</code> library and the notebooks' code) under the "
+    '<a href="{url}/blob/{release}/LICENSE">MIT licence</a>.</p>'
+)
+
+
 def _config_inited(app: Sphinx, config: Any) -> None:
+    # the licence footer links the LICENSE of the release set in _config.yml's repository block
+    options = dict(config.html_theme_options or {})
+    url = str(options.get("repository_url", "")).rstrip("/")
+    release = options.get("repository_branch", "main")
+    options["extra_footer"] = _FOOTER.format(url=url, release=release)
+    config.html_theme_options = options
     context = dict(config.html_context or {})
     context.setdefault("default_mode", "auto")
     config.html_context = context
