@@ -32,7 +32,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"
+	CI=true $(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser"
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
 # against a fresh execution) instead of executing everything a second time.

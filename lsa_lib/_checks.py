@@ -327,7 +327,7 @@ def symbolic_layers(items: Any) -> bool:
     ]
     if any(flags) and not all(flags):
         raise TypeError("mixing sympy matrices and numeric arrays in one network is not supported")
-    return bool(flags)
+    return bool(flags) and all(flags)
 
 
 # ------------------------------------------------------------------------------------------
@@ -365,17 +365,19 @@ def rational_matrix(M: Any, name: str) -> sympy.Matrix:
     """A sympy matrix of rationals; floats become the binary rationals they store."""
     if is_torch(M):
         M = M.detach().cpu().numpy()
-    if not isinstance(M, sympy.MatrixBase):
-        if isinstance(M, (str, bytes)):
-            raise TypeError(f"{name} must be a numeric matrix, got {type(M).__name__}")
+    if isinstance(M, sympy.MatrixBase):
+        rows, cols, entries = M.rows, M.cols, list(M)
+    elif isinstance(M, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric matrix, got {type(M).__name__}")
+    else:
         arr = np.asarray(M, dtype=object)
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a matrix, got shape {arr.shape}")
-        M = sympy.Matrix(arr.tolist()) if arr.size else sympy.zeros(*arr.shape)
-    if M.shape[0] == 0 or M.shape[1] == 0:
-        raise ValueError(f"{name} has an empty size: shape {tuple(M.shape)}")
+        (rows, cols), entries = arr.shape, list(arr.flat)
+    if rows == 0 or cols == 0:
+        raise ValueError(f"{name} has an empty size: shape {(rows, cols)}")
     out = []
-    for x in M:
+    for x in entries:
         if isinstance(x, np.generic):
             x = x.item()
         if isinstance(x, float) and not np.isfinite(x):
@@ -386,7 +388,7 @@ def rational_matrix(M: Any, name: str) -> sympy.Matrix:
             out.append(sympy.Rational(int(x) if isinstance(x, bool) else x))
             continue
         raise TypeError(f"{name} must have real rational or float entries, got {x!r}")
-    return sympy.Matrix(M.shape[0], M.shape[1], out)
+    return sympy.Matrix(rows, cols, out)
 
 
 def integer_matrix(M: Any, name: str) -> np.ndarray:
