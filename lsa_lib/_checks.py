@@ -188,6 +188,8 @@ def array(x: Any, name: str, *, min_ndim: int = 2, like: Any = None) -> Any:
         except (TypeError, ValueError) as err:
             raise TypeError(f"{name} must be numeric, got {type(x).__name__}") from err
         if arr.dtype == object:
+            if not all(isinstance(v, numbers.Number) for v in arr.flat):
+                raise TypeError(f"{name} must be numeric, got dtype object")
             try:
                 arr = arr.astype(np.float64)
             except (TypeError, ValueError) as err:
@@ -253,7 +255,7 @@ def triples(layers: Any, what: str = "layers") -> list[tuple[Any, Any, Any]]:
     """A non-empty list of ``(Q, K, V)`` triples (structure only)."""
     if isinstance(layers, tuple) and len(layers) == 3 and hasattr(layers[0], "shape"):
         if len(layers[0].shape) == 2:
-            raise TypeError(f"{what} must be a list of (Q, K, V) triples; wrap one as [(Q, K, V)]")
+            raise TypeError(f"{what} must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]")
     if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence) or not layers:
         raise ValueError(f"{what} must be a non-empty list of (Q, K, V) triples")
     for i, layer in enumerate(layers, start=1):

@@ -134,7 +134,7 @@ def test_layer_and_layers():
         _checks.layers([])
     with pytest.raises(TypeError, match="triple"):
         _checks.layers([(Q, K)])
-    with pytest.raises(TypeError, match="wrap one"):
+    with pytest.raises(TypeError, match="wrap one layer"):
         _checks.layers((Q, K, V))
     mixed = _checks.layers([(torch.from_numpy(Q), K, V)])
     assert all(isinstance(m, torch.Tensor) for m in mixed[0])

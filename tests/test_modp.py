@@ -70,8 +70,8 @@ def test_dual_product_rule_exact_for_short_and_long_inner_dimensions(r: int) -> 
     # and must go through the chunked exact product and a reduction of their sum
     p = P_PRIME
     rng = np.random.default_rng(r)
-    a, b = rng.integers(p - 5, p, size=(2, r)), rng.integers(p - 5, p, size=(r, 3))
-    ta, tb = rng.integers(p - 5, p, size=(2, r, 2)), rng.integers(p - 5, p, size=(r, 3, 2))
+    a, b = rng.integers(0, p, size=(2, r)), rng.integers(0, p, size=(r, 3))
+    ta, tb = rng.integers(0, p, size=(2, r, 2)), rng.integers(0, p, size=(r, 3, 2))
     x = _modp.ModDual(a.astype(np.float64), ta.astype(np.float64), p)
     y = _modp.ModDual(b.astype(np.float64), tb.astype(np.float64), p)
     z = x @ y
