@@ -58,6 +58,11 @@ def test_paper_figure3_expected_values():
 
 
 def test_general_formula_examples():
+    # one layer: the dimension a smooth point's tangent space has (chapter 5)
+    assert [
+        general_width_formula((d, o), (a,))
+        for d, o, a in ((2, 2, 2), (2, 1, 2), (3, 2, 2), (2, 2, 5))
+    ] == [7, 5, 13, 7]
     assert general_width_formula((5, 3, 3, 4), (1, 2, 2)) == 40
     assert general_width_formula((5, 4, 1), (2, 1)) == 29
     assert general_width_formula((4, 3, 3, 4), (2, 2, 2)) == 40
