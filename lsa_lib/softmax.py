@@ -64,6 +64,8 @@ def symmetry_defects(
     rng = np.random.default_rng(_checks.seed(seed))
     X = rng.standard_normal((n_inputs, mats[0][0].shape[1], t))
     Y0 = _deep(X, mats, S)
+    if not np.any(Y0):
+        raise ValueError("the network vanishes on the test inputs (V = 0?): no relative change")
     a1 = mats[0][0].shape[0]
     moved = {
         "scaling": scale_layers(mats, [c] * len(mats)),
