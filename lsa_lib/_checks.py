@@ -20,6 +20,11 @@ import torch
 
 from .tolerances import MAX_CONDITION
 
+#: What the forward passes return: float numpy arrays, or torch tensors for torch input.
+Array = np.ndarray | torch.Tensor
+#: A precision: a name ("float64", "float32"), a numpy dtype or a torch dtype.
+DType = str | type | np.dtype | torch.dtype
+
 
 def is_torch(x: Any) -> bool:
     return isinstance(x, torch.Tensor)
@@ -255,7 +260,9 @@ def triples(layers: Any, what: str = "layers") -> list[tuple[Any, Any, Any]]:
     """A non-empty list of ``(Q, K, V)`` triples (structure only)."""
     if isinstance(layers, tuple) and len(layers) == 3 and hasattr(layers[0], "shape"):
         if len(layers[0].shape) == 2:
-            raise TypeError(f"{what} must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]")
+            raise TypeError(
+                f"{what} must be a list of (Q, K, V) triples; wrap one layer as [(Q, K, V)]"
+            )
     if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence) or not layers:
         raise ValueError(f"{what} must be a non-empty list of (Q, K, V) triples")
     for i, layer in enumerate(layers, start=1):

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import _checks
+from ._checks import DType
 from .lightning import Layer, _normalizer, parameter_count
 from .rank import ExactRank, FloatRank, exact_rank, float_rank
 from .symmetries import _det, network_parametrization, symmetry_generators
@@ -338,7 +339,7 @@ def float_dimension(
     n_inputs: int | None = None,
     seed: int = 0,
     weight_scale: float = 1.0,
-    dtype: Any = "float64",
+    dtype: DType = "float64",
     min_gap: float = GAP_MIN,
     strict: bool = True,
 ) -> FloatRank:

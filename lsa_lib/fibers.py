@@ -243,7 +243,7 @@ def swap(A: ArrayLike, V: ArrayLike, *, min_gap: float = GAP_MIN) -> tuple[Any, 
 
 def rescaling_factor(
     pair_a: tuple[Any, Any], pair_b: tuple[Any, Any], *, rtol: float = _SAME_RTOL
-) -> Any:
+) -> sympy.Rational | float | None:
     """The ``c`` with ``(A_b, V_b) = (c A_a, V_a / c)``, or None (:doc:`/book/02_fibers`).
 
     Parameters

@@ -20,6 +20,7 @@ import torch
 from numpy.typing import ArrayLike
 
 from . import _checks
+from ._checks import Array
 from .lightning import Layer, _layer
 from .rank import Parametrization
 from .symmetries import (
@@ -52,7 +53,7 @@ def _heads(heads: Any, like: Any = None) -> list[tuple[Any, ...]]:
     return checked
 
 
-def multihead_attention(X: ArrayLike, heads: Sequence[Layer]) -> Any:
+def multihead_attention(X: ArrayLike, heads: Sequence[Layer]) -> Array:
     """The sum of ``H`` lightning heads ``Σ_h V_h X Xᵀ K_hᵀ Q_h X`` (:doc:`/book/07_beyond`).
 
     Parameters

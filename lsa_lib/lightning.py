@@ -21,6 +21,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from . import _checks
+from ._checks import Array
 
 __all__ = [
     "NORMALIZERS",
@@ -116,7 +117,7 @@ def _deep(X: Any, layers: Sequence[Layer], normalizer: Normalizer | None = None)
     return X
 
 
-def attention_matrix(Q: ArrayLike, K: ArrayLike) -> Any:
+def attention_matrix(Q: ArrayLike, K: ArrayLike) -> Array:
     """The attention matrix ``A = Kᵀ Q`` (:doc:`/book/01_lightning_map`).
 
     Parameters
@@ -132,7 +133,7 @@ def attention_matrix(Q: ArrayLike, K: ArrayLike) -> Any:
     return K.mT @ Q
 
 
-def attention_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike) -> Any:
+def attention_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike) -> Array:
     """The scores ``S = Xᵀ Kᵀ Q X``, ``S[i, j] = K x_i · Q x_j`` (:doc:`/book/01_lightning_map`).
 
     Parameters
@@ -161,7 +162,7 @@ def attention_layer(
     *,
     order: Literal["linear", "quadratic"] = "linear",
     query_block: int | None = None,
-) -> Any:
+) -> Array:
     """One self-attention layer: lightning (``normalizer=None``) or normalized.
 
     Column ``j`` of the output is ``Σ_i w_ij V x_i`` with ``w_ij = K x_i · Q x_j`` (lightning,
@@ -209,7 +210,7 @@ def attention_layer(
     return torch.cat(parts, dim=-1) if like is not None else np.concatenate(parts, axis=-1)
 
 
-def deep_attention(X: ArrayLike, layers: Sequence[Layer], normalizer: str | None = None) -> Any:
+def deep_attention(X: ArrayLike, layers: Sequence[Layer], normalizer: str | None = None) -> Array:
     """A deep network ``φ = φ_l ∘ … ∘ φ_1`` (one head, no skips, no MLPs).
 
     Explained in :doc:`/book/01_lightning_map` and :doc:`/book/03_symmetries`.

@@ -13,15 +13,16 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import sympy
+from matplotlib.figure import Figure
+from mpl_toolkits.mplot3d import Axes3D
 from numpy.typing import ArrayLike, NDArray
 
 from . import _checks
-from .plotting import SINGULAR_COLOR, SMOOTH_COLOR
+from .plotting import _SINGULAR_COLOR, _SMOOTH_COLOR
 from .singularities import balanced, function_coefficients
 
 __all__ = [
@@ -324,8 +325,12 @@ def umbrella_slice(n: int = 41, box: float = 1.0) -> UmbrellaSlice:
 
 
 def plot_umbrella_slice(
-    data: UmbrellaSlice | None = None, *, elev: float = 24.0, azim: float = -35.0, ax: Any = None
-) -> Any:
+    data: UmbrellaSlice | None = None,
+    *,
+    elev: float = 24.0,
+    azim: float = -35.0,
+    ax: Axes3D | None = None,
+) -> Figure:
     """Draw :func:`umbrella_slice` as a surface with the singular curve in gold.
 
     Explained in :doc:`/book/05_singularities`.
@@ -355,7 +360,7 @@ def plot_umbrella_slice(
         U,
         Vg,
         S,
-        color=SMOOTH_COLOR,
+        color=_SMOOTH_COLOR,
         alpha=0.45,
         linewidth=0.25,
         edgecolor="#1a3c5a",
@@ -367,7 +372,7 @@ def plot_umbrella_slice(
         c_in[:, 0],
         c_in[:, 1],
         c_in[:, 2],
-        color=SINGULAR_COLOR,
+        color=_SINGULAR_COLOR,
         lw=4.5,
         label="singular points (in M)",
         zorder=10,

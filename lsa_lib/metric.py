@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
+from ._checks import Array
 from .rank import Parametrization
 from .symmetries import _attention_fiber_dimension, _obj, _triple_generators
 
@@ -25,7 +26,9 @@ def _forward(X: Any, Q: Any, K: Any, V: Any, mu: Any) -> Any:
     return ((V @ XD) @ (K @ X).mT) @ (Q @ XD)
 
 
-def metric_attention(X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mu: ArrayLike) -> Any:
+def metric_attention(
+    X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mu: ArrayLike
+) -> Array:
     """Lightning attention with the content metric ``m(x) = μᵀ x`` (:doc:`/book/07_beyond`).
 
     Parameters

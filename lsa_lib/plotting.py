@@ -8,17 +8,18 @@ Okabe–Ito cycle (``"C0"`` is blue, ``"C1"`` vermillion, …). Introduced in
 
 from __future__ import annotations
 
-from typing import Any
-
 import matplotlib as mpl
 import numpy as np
 from cycler import cycler
+from matplotlib.axes import Axes
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
 from numpy.typing import ArrayLike
 
 __all__ = ["use_book_style", "loglog_with_fit", "plot_signed_matrix", "plot_singular_values"]
 
 # The Okabe–Ito palette (colour-blind safe), in the order of the book's colour cycle.
-BOOK_COLORS: tuple[str, ...] = (
+_BOOK_COLORS: tuple[str, ...] = (
     "#0072B2",  # blue
     "#D55E00",  # vermillion
     "#009E73",  # bluish green
@@ -29,8 +30,8 @@ BOOK_COLORS: tuple[str, ...] = (
     "#F0E442",  # yellow
 )
 
-SINGULAR_COLOR = "gold"  # the singular locus, in every figure
-SMOOTH_COLOR = "#0072B2"  # smooth (generic) points
+_SINGULAR_COLOR = "gold"  # the singular locus, in every figure
+_SMOOTH_COLOR = "#0072B2"  # smooth (generic) points
 
 _TEXT = "#222222"
 
@@ -69,7 +70,7 @@ def use_book_style() -> None:
             "grid.color": "#cccccc",
             "grid.linewidth": 0.6,
             "grid.alpha": 1.0,
-            "axes.prop_cycle": cycler(color=list(BOOK_COLORS)),
+            "axes.prop_cycle": cycler(color=list(_BOOK_COLORS)),
             "lines.linewidth": 1.8,
             "lines.markersize": 5,
             "image.cmap": "viridis",
@@ -78,7 +79,7 @@ def use_book_style() -> None:
 
 
 def loglog_with_fit(
-    ax: Any,
+    ax: Axes,
     x: ArrayLike,
     y: ArrayLike,
     label: str,
@@ -130,14 +131,14 @@ def loglog_with_fit(
 
 
 def plot_signed_matrix(
-    ax: Any,
+    ax: Axes,
     M: ArrayLike,
     *,
     vmax: float | None = None,
     annotate: bool = False,
-    xlabels: Any = None,
-    ylabels: Any = None,
-) -> Any:
+    xlabels: list[str] | None = None,
+    ylabels: list[str] | None = None,
+) -> AxesImage:
     """A heat map of a matrix with signs: red positive, blue negative, white zero.
 
     Explained in :doc:`/book/02_fibers` (also used in :doc:`/book/03_symmetries` and
@@ -175,15 +176,15 @@ def plot_signed_matrix(
 
 
 def plot_singular_values(
-    ax: Any,
+    ax: Axes,
     s: ArrayLike,
     *,
     rank: int | None = None,
     label: str | None = None,
     normalize: bool = True,
     split: bool = False,
-    **style: Any,
-) -> Any:
+    **style: object,
+) -> Line2D:
     """Singular values against their index on a log scale, with the rank marked.
 
     Explained in :doc:`/book/04_dimension` (also used in :doc:`/book/02_fibers` and

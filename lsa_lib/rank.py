@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from torch.func import jacfwd, jacrev, vmap
 
 from . import _checks, _modp
+from ._checks import DType
 from .tolerances import GAP_MIN
 
 __all__ = [
@@ -292,7 +293,7 @@ def float_jacobian(
     params: Sequence[ArrayLike],
     X: ArrayLike,
     *,
-    dtype: Any = "float64",
+    dtype: DType = "float64",
     mode: str = "auto",
     chunk: int | None = None,
 ) -> NDArray[np.floating]:
@@ -382,7 +383,7 @@ def float_rank(
     n_inputs: int | None = None,
     seed: int = 0,
     weight_scale: float = 1.0,
-    dtype: Any = "float64",
+    dtype: DType = "float64",
     min_gap: float = GAP_MIN,
     strict: bool = True,
 ) -> FloatRank:

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _checks
+from ._checks import DType
 from .dimension import exact_dimension, expected_dimension, failed_hypotheses, float_dimension
 from .lightning import parameter_count
 from .tolerances import GAP_MIN, ROUNDOFF
@@ -219,7 +220,7 @@ def dimension_table(
     n_inputs: int | None = None,
     seed: int = 0,
     weight_scale: float = 1.0,
-    dtype: Any = "float64",
+    dtype: DType = "float64",
     min_gap: float = GAP_MIN,
 ) -> Table:
     """Parameter count, expected and computed dimensions of many architectures.

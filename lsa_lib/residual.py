@@ -14,6 +14,7 @@ from typing import Any
 from numpy.typing import ArrayLike
 
 from . import _checks
+from ._checks import Array
 from .lightning import Layer, _layer
 from .rank import Parametrization
 from .symmetries import _attention_fiber_dimension, _triple_generators
@@ -21,7 +22,7 @@ from .symmetries import _attention_fiber_dimension, _triple_generators
 __all__ = ["residual_attention", "residual_parametrization"]
 
 
-def residual_attention(X: ArrayLike, layers: Sequence[Layer]) -> Any:
+def residual_attention(X: ArrayLike, layers: Sequence[Layer]) -> Array:
     """A stack of residual lightning layers ``X ↦ X + V X Xᵀ Kᵀ Q X`` (:doc:`/book/07_beyond`).
 
     Parameters

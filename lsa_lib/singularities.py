@@ -23,6 +23,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from . import _checks
+from ._checks import Array
 from .dimension import general_width_formula
 from .fibers import swap
 from .rank import FloatRank, float_rank
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-def function_coefficients(A: ArrayLike, V: ArrayLike) -> Any:
+def function_coefficients(A: ArrayLike, V: ArrayLike) -> Array:
     """The coefficient tensor ``F`` of the function computed by ``(A, V)``.
 
     Explained in :doc:`/book/05_singularities`.

@@ -25,6 +25,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from . import _checks
+from ._checks import Array
 from .lightning import Layer, _deep, _normalize, _normalizer
 from .rank import Parametrization
 
@@ -161,7 +162,9 @@ def scale_layers(layers: Sequence[Layer], c: Sequence[Any]) -> list[Layer]:
     return out
 
 
-def change_attention_basis(layers: Sequence[Layer], i: int, G: Any) -> list[Layer]:
+def change_attention_basis(
+    layers: Sequence[Layer], i: int, G: ArrayLike | sympy.MatrixBase
+) -> list[Layer]:
     """``(Q_i, K_i) ↦ (G Q_i, G⁻ᵀ K_i)`` in layer ``i``; ``A_i = K_iᵀ Q_i`` is unchanged.
 
     Explained in :doc:`/book/03_symmetries`. It holds for every normalizer, and for the heads
@@ -191,7 +194,7 @@ def change_attention_basis(layers: Sequence[Layer], i: int, G: Any) -> list[Laye
     return out
 
 
-def pass_through(layers: Sequence[Layer], i: int, C: Any) -> list[Layer]:
+def pass_through(layers: Sequence[Layer], i: int, C: ArrayLike | sympy.MatrixBase) -> list[Layer]:
     """Pass ``C ∈ GL_{d_i}`` from layer ``i``'s output to layer ``i+1``'s input.
 
     ``V_i ↦ C V_i`` and ``(Q_{i+1}, K_{i+1}, V_{i+1}) ↦ (Q_{i+1} C⁻¹, K_{i+1} C⁻¹, V_{i+1} C⁻¹)``.
@@ -342,7 +345,7 @@ def virtual_weights(layers: Sequence[Layer]) -> tuple[list[Any], Any]:
 
 def virtual_forward(
     X: ArrayLike, M_list: Sequence[ArrayLike], L: ArrayLike, normalizer: str | None = None
-) -> Any:
+) -> Array:
     """The network in virtual weights: ``φ(X) = L X Γ_l`` (:doc:`/book/03_symmetries`).
 
     ``Γ_0 = I_t`` and ``Γ_i = Γ_{i-1} N(Γ_{i-1}ᵀ Xᵀ M_i X Γ_{i-1})`` with ``N`` the identity

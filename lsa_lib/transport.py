@@ -21,6 +21,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 
 from . import _checks
+from ._checks import Array
 from .lightning import _const
 from .rank import Parametrization
 from .symmetries import _adj, _obj, _zeros_like
@@ -63,7 +64,7 @@ def _inputs(X: Any, Q: Any, K: Any, R: Any, V: Any = None) -> tuple[Any, ...]:
     return X, Q, K, V, R
 
 
-def transport_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike, R: ArrayLike) -> Any:
+def transport_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike, R: ArrayLike) -> Array:
     """The transported scores ``s_ij = (K x_i)ᵀ R^{j−i} (Q x_j)`` (:doc:`/book/07_beyond`).
 
     Parameters
@@ -85,7 +86,7 @@ def transport_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike, R: ArrayLike) -> 
 
 def transported_attention(
     X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, R: ArrayLike
-) -> Any:
+) -> Array:
     """Lightning attention with positional transport: column ``j`` is ``Σ_i s_ij V x_i``.
 
     Linear in ``t``: keys and queries are moved before the usual lightning contraction.
@@ -111,7 +112,7 @@ def transported_attention(
 
 def learned_transport_attention(
     X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, T: ArrayLike
-) -> Any:
+) -> Array:
     """Lightning attention with a learned transport per offset, ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)``.
 
     Quadratic in ``t`` (one score matrix per offset). Explained in :doc:`/book/07_beyond`.

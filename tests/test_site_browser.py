@@ -50,7 +50,7 @@ def _pages() -> list[str]:
         if p.name not in skip
         and "_static" not in p.parts
         and "_sources" not in p.parts
-        and p.name != "index.html"
+        and str(p.relative_to(SITE)) != "index.html"
     )
 
 
