@@ -258,8 +258,8 @@ def _read(
 def _singular_values(J: NDArray[Any]) -> NDArray[np.float64]:
     """Singular values of a float matrix in its own precision (tall: of its QR factor ``R``)."""
     T = torch.as_tensor(J)
-    if T.shape[0] > 2 * T.shape[1]:
-        T = torch.linalg.qr(T, mode="r")[1]
+    if T.shape[0] > 2 * T.shape[1]:  # LAPACK's geqrf (Householder): R is in the upper triangle
+        T = torch.triu(torch.geqrf(T)[0][: T.shape[1]])
     return torch.linalg.svdvals(T).double().numpy()
 
 
@@ -341,12 +341,16 @@ def float_jacobian(
     # would cost a full-size zero gradient and an addition
     per_input = vmap((jacrev if mode == "reverse" else jacfwd)(g), in_dims=(None, 0))
     chunk = chunk or max(1, int(2e7 // max(out * P, 1)))
-    parts = []
+    # filled transposed: the Jacobian comes out column-major, as LAPACK's QR wants it
+    JT = torch.empty((P, Xt.shape[0] * out), dtype=tdt)
     for s in range(0, Xt.shape[0], chunk):
         jb = per_input(blocks, Xt[s : s + chunk])  # one (c, out, *shape) tensor per block
-        # assembled transposed: the Jacobian comes out column-major, as LAPACK's QR wants it
-        parts.append(torch.cat([b.reshape(b.shape[0] * out, -1).T for b in jb]))
-    return torch.cat(parts, dim=1).numpy().T
+        col = 0
+        for b in jb:
+            width = b[0, 0].numel()
+            JT[col : col + width, s * out : s * out + b.shape[0] * out] = b.reshape(-1, width).T
+            col += width
+    return JT.numpy().T
 
 
 def _saturated(
