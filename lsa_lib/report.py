@@ -257,6 +257,7 @@ def dimension_table(
         _checks.choice(m, "method", ("exact", "float"))
     if "exact" in methods and normalizer is not None:
         raise ValueError("the exact method needs lightning layers: use methods=('float',)")
+    options = {"seed": seed, "weight_scale": weight_scale, "dtype": dtype, "min_gap": min_gap}
     rows = []
     for w, a in archs:
         P = parameter_count(w, a)
@@ -272,18 +273,7 @@ def dimension_table(
             row["exact"] = cert
             row["P / dim"] = P / cert.lower if cert.certified and cert.lower else None
         if "float" in methods:
-            reading = float_dimension(
-                w,
-                a,
-                t,
-                normalizer,
-                n_inputs=n,
-                seed=seed,
-                weight_scale=weight_scale,
-                dtype=dtype,
-                min_gap=min_gap,
-                strict=False,
-            )
+            reading = float_dimension(w, a, t, normalizer, n_inputs=n, strict=False, **options)
             row["float"], row["gap ≥"] = reading, reading.gap
         rows.append(row)
     return Table(rows, formats={"gap ≥": "order", "P / dim": ".2f"})
