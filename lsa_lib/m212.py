@@ -174,7 +174,7 @@ def m212_preimage(
     tuple of numpy.ndarray
         ``A`` of shape ``(2, 2)`` and ``V = wᵀ`` of shape ``(1, 2)`` with
         ``quadric_pair(A, V) ≈ q``: ``w·x`` is the common real linear factor and ``A e_r`` the
-        coefficients of the cofactor ``q_r / (w·x)``; balanced (:func:`balanced`).
+        coefficients of the cofactor ``q_r / (w·x)``; balanced (:func:`lsa_lib.singularities.balanced`).
 
     Raises
     ------

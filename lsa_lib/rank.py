@@ -10,7 +10,7 @@ model's module builds its own. Two engines, one result type each:
   largest gap, which must reach ``min_gap`` (:data:`lsa_lib.tolerances.GAP_MIN`) or
   :class:`RankAmbiguityError` is raised;
 * **exact** (:func:`exact_rank`, :class:`ExactRank`): for polynomial maps with integer
-  coefficients, the Jacobian modulo a prime (forward-mode dual numbers, :mod:`lsa_lib._modp`)
+  coefficients, the Jacobian modulo a prime (forward-mode dual numbers, the private module ``lsa_lib._modp``)
   gives a lower bound, ``P`` minus the rank of the known symmetries' tangents an upper bound;
   when they meet the rank is certified.
 

@@ -246,7 +246,7 @@ def dimension_table(
     Returns
     -------
     Table
-        Columns ``widths``, ``attn``, ``P``, ``expected`` (:func:`expected_dimension`, None
+        Columns ``widths``, ``attn``, ``P``, ``expected`` (:func:`lsa_lib.dimension.expected_dimension`, None
         where a hypothesis fails), then ``exact`` (an :class:`~lsa_lib.rank.ExactRank`, shown
         as ``36`` or ``34..40``) and ``P / dim``, and ``float`` (a
         :class:`~lsa_lib.rank.FloatRank`) and ``gap ≥`` (its order of magnitude).
