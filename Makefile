@@ -34,7 +34,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book _ext site_theme
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser and not launch"
+	CI=true $(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser and not launch"
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
 # against a fresh execution) instead of executing everything a second time. The copy sits

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import torch as _torch
+from numpy.typing import ArrayLike, NDArray
 
 #: The default prime: the largest prime below ``2^20``.
 DEFAULT_PRIME = 1048573
@@ -31,23 +32,12 @@ DEFAULT_PRIME = 1048573
 _LEAF = 16  # width below which elimination proceeds one column at a time
 
 
-def _check_prime(p: int) -> int:
-    if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-        raise ValueError(f"prime must be an integer, got {p!r}")
-    p = int(p)
-    if not 2 < p < 2**20:
-        raise ValueError(f"prime must satisfy 2 < p < 2^20 (so that products are exact), got {p}")
-    if any(p % q == 0 for q in range(2, int(p**0.5) + 1)):
-        raise ValueError(f"{p} is not prime")
-    return p
-
-
 def max_inner(p: int) -> int:
     """The longest dot product of residues mod ``p`` that float64 sums exactly (``< 2^53``)."""
     return max(1, (2**53 - 1) // ((p - 1) ** 2))
 
 
-def reduce(x: np.ndarray, p: int) -> np.ndarray:
+def reduce(x: NDArray[np.float64], p: int) -> NDArray[np.float64]:
     """The residue in ``[0, p)`` of a float64 array of integers ``|x| < 2^53`` (in place).
 
     Negative entries are allowed. Large arrays go through ``torch.remainder`` (one pass; it
@@ -73,7 +63,7 @@ def reduce(x: np.ndarray, p: int) -> np.ndarray:
     return x
 
 
-def as_residues(x: Any, p: int, name: str = "array") -> np.ndarray:
+def as_residues(x: ArrayLike, p: int, name: str = "array") -> NDArray[np.float64]:
     """Integer-valued array-like → float64 residues in ``[0, p)``; non-integers raise."""
     if hasattr(x, "detach"):
         x = x.detach().cpu().numpy()
@@ -112,7 +102,7 @@ def as_residues(x: Any, p: int, name: str = "array") -> np.ndarray:
     return np.mod(arr.astype(np.float64), p)
 
 
-def mm(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
+def mm(A: NDArray[np.float64], B: NDArray[np.float64], p: int) -> NDArray[np.float64]:
     """Exact ``(A @ B) mod p`` for residue arrays (numpy broadcasting of batch axes)."""
     n = A.shape[-1]
     step = max_inner(p)
@@ -379,7 +369,7 @@ def _ple(A: np.ndarray, p: int) -> tuple[list[int], np.ndarray]:
     return piv1 + [h + j for j in piv2], perm
 
 
-def rank_mod_p(M: Any, p: int = DEFAULT_PRIME) -> int:
+def rank_mod_p(M: ArrayLike, p: int = DEFAULT_PRIME) -> int:
     """The exact rank over ``F_p`` of an integer matrix.
 
     Parameters

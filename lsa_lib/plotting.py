@@ -1,28 +1,25 @@
-"""One plotting style for the whole book, and small helpers shared by the chapters.
+"""One plotting style for the whole book, and the plots the chapters repeat.
 
-Every chapter calls :func:`use_book_style` once, before its first figure, so figures look
-alike: an opaque white background (readable in the site's dark theme), dark text, a grid and a
-fixed colour-blind-safe colour cycle (Okabe–Ito).
+Every chapter calls :func:`use_book_style` once, before its first figure: an opaque white
+background (readable in the site's dark theme), dark text, a grid and the colour-blind-safe
+Okabe–Ito cycle (``"C0"`` is blue, ``"C1"`` vermillion, …). Introduced in
+:doc:`/book/01_lightning_map`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
+import matplotlib as mpl
 import numpy as np
+from cycler import cycler
+from matplotlib.axes import Axes
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
+from numpy.typing import ArrayLike
 
-__all__ = [
-    "BOOK_COLORS",
-    "SINGULAR_COLOR",
-    "SMOOTH_COLOR",
-    "use_book_style",
-    "loglog_with_fit",
-    "fit_loglog_slope",
-]
+__all__ = ["use_book_style", "loglog_with_fit", "plot_signed_matrix", "plot_singular_values"]
 
-#: The Okabe–Ito palette (colour-blind safe), in the order of the book's colour cycle.
-BOOK_COLORS: tuple[str, ...] = (
+# The Okabe–Ito palette (colour-blind safe), in the order of the book's colour cycle.
+_BOOK_COLORS: tuple[str, ...] = (
     "#0072B2",  # blue
     "#D55E00",  # vermillion
     "#009E73",  # bluish green
@@ -33,29 +30,18 @@ BOOK_COLORS: tuple[str, ...] = (
     "#F0E442",  # yellow
 )
 
-#: Colour for singular points (the singular locus) in every chapter's figures.
-SINGULAR_COLOR: str = "gold"
-
-#: Colour for smooth (generic) points, contrasting with :data:`SINGULAR_COLOR`.
-SMOOTH_COLOR: str = "#0072B2"
+_SINGULAR_COLOR = "gold"  # the singular locus, in every figure
+_SMOOTH_COLOR = "#0072B2"  # smooth (generic) points
 
 _TEXT = "#222222"
 
 
 def use_book_style() -> None:
-    """Set matplotlib's rcParams to the book's style (call once per notebook).
+    """Set matplotlib's rcParams to the book's style (:doc:`/book/01_lightning_map`).
 
-    White, opaque figure and axes backgrounds; dark text; font size 11; grid on; the
-    :data:`BOOK_COLORS` cycle; ``figure.dpi = 100`` and ``figure.figsize = (6.4, 4)``.
-    The inline backend keeps its default PNG output.
-
-    Notes
-    -----
-    Used by every chapter; introduced in the chapter "The lightning map".
+    White, opaque figure and axes backgrounds; dark text; font size 11; grid on; the Okabe–Ito
+    colour cycle; ``figure.dpi = 100`` and ``figure.figsize = (6.4, 4)``.
     """
-    import matplotlib as mpl
-    from cycler import cycler
-
     mpl.rcParams.update(
         {
             "figure.facecolor": "white",
@@ -84,7 +70,7 @@ def use_book_style() -> None:
             "grid.color": "#cccccc",
             "grid.linewidth": 0.6,
             "grid.alpha": 1.0,
-            "axes.prop_cycle": cycler(color=list(BOOK_COLORS)),
+            "axes.prop_cycle": cycler(color=list(_BOOK_COLORS)),
             "lines.linewidth": 1.8,
             "lines.markersize": 5,
             "image.cmap": "viridis",
@@ -92,74 +78,153 @@ def use_book_style() -> None:
     )
 
 
-def fit_loglog_slope(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
-    """Least-squares fit of ``log y = slope · log x + intercept``.
-
-    Used by the figures of every chapter, first in "The lightning map".
-
-    Parameters
-    ----------
-    x, y : array-like, shape=[n]
-        Positive values, ``n >= 2``, with at least two distinct ``x``.
-
-    Returns
-    -------
-    tuple of float
-        ``(slope, intercept)`` (natural logarithms).
-
-    Raises
-    ------
-    ValueError
-        If the arrays differ in length, have fewer than two points, or hold a value that is
-        not finite and positive.
-    """
-    xa = np.asarray(x, dtype=np.float64).reshape(-1)
-    ya = np.asarray(y, dtype=np.float64).reshape(-1)
-    if xa.shape != ya.shape:
-        raise ValueError(f"x and y must have the same length, got {xa.size} and {ya.size}")
-    if xa.size < 2 or np.unique(xa).size < 2:
-        raise ValueError(f"need at least two distinct x values, got {xa.size} point(s)")
-    if not (
-        np.all(np.isfinite(xa)) and np.all(np.isfinite(ya)) and (xa > 0).all() and (ya > 0).all()
-    ):
-        raise ValueError("x and y must be finite and positive for a log-log fit")
-    slope, intercept = np.polyfit(np.log(xa), np.log(ya), 1)
-    return float(slope), float(intercept)
-
-
 def loglog_with_fit(
-    ax: Any, x: Sequence[float], y: Sequence[float], label: str, *, color: str | None = None
+    ax: Axes,
+    x: ArrayLike,
+    y: ArrayLike,
+    label: str,
+    *,
+    color: str | None = None,
+    fit_from: float | None = None,
 ) -> float:
     """Plot ``y`` against ``x`` on log–log axes with its fitted power law; return the slope.
 
-    Used by the figures of every chapter, first in "The lightning map".
+    Explained in :doc:`/book/01_lightning_map`.
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
-        The axes to draw on (set to log scale on both axes).
     x, y : array-like, shape=[n]
         Positive data.
     label : str
-        Legend label; the fitted slope is appended (``"label (slope 1.02)"``).
+        Legend label; the slope is appended (``"label (slope 1.02)"``).
     color : str, optional
-        Line colour (default: next in the cycle).
+    fit_from : float, optional
+        Fit only the points with ``x ≥ fit_from`` (default: all).
 
     Returns
     -------
     float
-        The fitted slope (the exponent ``p`` in ``y ≈ c xᵖ``).
+        The least-squares slope ``p`` of ``log y = p log x + c``.
     """
-    slope, intercept = fit_loglog_slope(x, y)
-    xa = np.asarray(x, dtype=np.float64)
-    (line,) = ax.plot(xa, np.asarray(y, dtype=np.float64), "o", color=color)
+    xa, ya = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
+    if xa.shape != ya.shape:
+        raise ValueError(f"x and y must have the same length, got {xa.size} and {ya.size}")
+    if not (np.isfinite(xa).all() and np.isfinite(ya).all() and (xa > 0).all() and (ya > 0).all()):
+        raise ValueError("x and y must be finite and positive for a log-log fit")
+    use = xa >= fit_from if fit_from is not None else np.ones(xa.size, dtype=bool)
+    if np.unique(xa[use]).size < 2:
+        raise ValueError(f"need at least two distinct x values to fit, got {use.sum()} point(s)")
+    slope, intercept = np.polyfit(np.log(xa[use]), np.log(ya[use]), 1)
+    (line,) = ax.plot(xa, ya, "o", color=color)
+    xs = xa[use]
     ax.plot(
-        xa,
-        np.exp(intercept) * xa**slope,
+        xs,
+        np.exp(intercept) * xs**slope,
         "-",
         color=line.get_color(),
         label=f"{label} (slope {slope:.2f})",
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
-    return slope
+    return float(slope)
+
+
+def plot_signed_matrix(
+    ax: Axes,
+    M: ArrayLike,
+    *,
+    vmax: float | None = None,
+    annotate: bool = False,
+    xlabels: list[str] | None = None,
+    ylabels: list[str] | None = None,
+) -> AxesImage:
+    """A heat map of a matrix with signs: red positive, blue negative, white zero.
+
+    Explained in :doc:`/book/02_fibers` (also used in :doc:`/book/03_symmetries` and
+    :doc:`/book/07_beyond`).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    M : array-like, shape=[m, n]
+    vmax : float, optional
+        The colour scale ``[−vmax, vmax]`` (default ``max |M|``; share it across panels).
+    annotate : bool
+        Write each entry (``:g``) in its cell.
+    xlabels, ylabels : sequence of str, optional
+        Tick labels (default ``1, 2, …``: 1-based, as in the book).
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+        For ``fig.colorbar``.
+    """
+    A = np.asarray(M, dtype=np.float64)
+    if A.ndim != 2 or 0 in A.shape:
+        raise ValueError(f"M must be a non-empty matrix, got shape {A.shape}")
+    if vmax is None:
+        vmax = float(np.abs(A).max()) or 1.0
+    image = ax.imshow(A, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+    if annotate:
+        for (i, j), v in np.ndenumerate(A):
+            ax.text(j, i, f"{v:g}", ha="center", va="center", fontsize=10)
+    ax.set_xticks(range(A.shape[1]), xlabels or [str(k + 1) for k in range(A.shape[1])])
+    ax.set_yticks(range(A.shape[0]), ylabels or [str(k + 1) for k in range(A.shape[0])])
+    ax.grid(False)
+    return image
+
+
+def plot_singular_values(
+    ax: Axes,
+    s: ArrayLike,
+    *,
+    rank: int | None = None,
+    label: str | None = None,
+    normalize: bool = True,
+    split: bool = False,
+    **style: object,
+) -> Line2D:
+    """Singular values against their index on a log scale, with the rank marked.
+
+    Explained in :doc:`/book/04_dimension` (also used in :doc:`/book/02_fibers` and
+    :doc:`/book/06_softmax`).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    s : array-like, shape=[n]
+        Singular values, largest first (e.g. ``FloatRank.singular_values``).
+    rank : int, optional
+        Draw a dotted line between value ``rank`` and ``rank + 1``.
+    label : str, optional
+    normalize : bool
+        Divide by the largest (the y label says so).
+    split : bool
+        With ``rank``: the values after the rank in a second colour and square markers,
+        labelled "kernel".
+    **style
+        Passed to ``ax.semilogy`` (default marker ``".-"``).
+
+    Returns
+    -------
+    matplotlib.lines.Line2D
+        The (first) line drawn.
+    """
+    v = np.asarray(s, dtype=np.float64).ravel()
+    if v.size == 0 or not np.isfinite(v).all() or (v < 0).any():
+        raise ValueError("s must be a non-empty list of finite non-negative singular values")
+    if normalize and v[0] > 0:
+        v = v / v[0]
+    v = np.maximum(v, 1e-300)  # zeros stay on the log axis
+    k = np.arange(1, v.size + 1)
+    fmt_ = style.pop("fmt", ".-")
+    end = rank if (split and rank is not None) else v.size
+    (line,) = ax.semilogy(k[:end], v[:end], fmt_, label=label, **style)
+    if split and rank is not None:
+        ax.semilogy(k[end:], v[end:], "s", color="C1", label="kernel")
+    if rank is not None:
+        ax.axvline(rank + 0.5, color=line.get_color(), linestyle=":", linewidth=1.2)
+    ax.set_xlabel("index of the singular value")
+    ax.set_ylabel("singular value / largest" if normalize else "singular value")
+    return line

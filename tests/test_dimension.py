@@ -1,61 +1,51 @@
-"""Tests for lsa_lib.dimension (chapter "Dimension formulas")."""
+"""Tests of lsa_lib.dimension: the formulas, their hypotheses, the computed dimensions."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from lsa_lib import dimension as dim
 from lsa_lib.dimension import (
-    DimensionRow,
-    certified_dimension_beyond_symmetries,
-    dimension_table,
+    exact_dimension,
     expected_dimension,
-    explore,
     extra_fiber_directions,
     failed_hypotheses,
-    format_dimension_table,
-    formula_source,
+    float_dimension,
     general_width_formula,
-    parameter_count,
     seen_dimension,
 )
+from lsa_lib.lightning import parameter_count, random_layers
+from lsa_lib.rank import float_jacobian
+from lsa_lib.symmetries import network_parametrization
 
-rank = pytest.importorskip("lsa_lib.rank")
-HAS_ENGINE = hasattr(rank, "certified_dimension")
-needs_engine = pytest.mark.skipif(not HAS_ENGINE, reason="rank engine not available")
+
+def certified_dimension_beyond_symmetries(widths, attn, t=3):
+    return exact_dimension(widths, attn, t, beyond_symmetries=True)
 
 
 # ---------------------------------------------------------------- formulas (no engine) ---
 
 
-def test_parameter_count_is_the_core_one():
-    from lsa_lib._core import parameter_count as core
-
-    assert parameter_count is core
-    assert parameter_count((2, 2), (2,)) == 12
-    assert parameter_count((5, 4, 1), (2, 1)) == 52
-
-
 @given(d=st.integers(1, 12), d_out=st.integers(1, 12), a=st.integers(1, 12))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
+@example(d=2, d_out=2, a=2)  # the paper's example: 12 parameters, dimension 7
+@example(d=3, d_out=1, a=4)  # a > d
 def test_single_layer_formula(d, d_out, a):
     expected = 2 * a * d + d * d_out - a * a - 1 if a <= d else d * d + d * d_out - 1
     assert expected_dimension((d, d_out), (a,)) == expected
-    assert expected_dimension((d, d_out), (a,), normalized=True) == expected + 1
-    assert formula_source((d, d_out), (a,)) == dim.SOURCE_SINGLE
+    assert expected_dimension((d, d_out), (a,), normalizer="exp") == expected + 1
 
 
 @given(delta=st.integers(2, 10), l=st.integers(1, 5), data=st.data())
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 def test_equal_width_formula(delta, l, data):
     attn = data.draw(st.lists(st.integers(2, delta), min_size=l, max_size=l))
     widths = (delta,) * (l + 1)
     value = delta**2 + sum(a * (2 * delta - a) for a in attn) - l
     assert expected_dimension(widths, attn) == value
-    assert expected_dimension(widths, attn, normalized=True) == value + l
+    assert expected_dimension(widths, attn, normalizer="exp") == value + l
     # equivalently: parameters minus the symmetries (Σ a_i², (l-1)δ², l)
     P = parameter_count(widths, attn)
     assert value == P - sum(a * a for a in attn) - (l - 1) * delta**2 - l
@@ -63,20 +53,21 @@ def test_equal_width_formula(delta, l, data):
 
 def test_paper_figure3_expected_values():
     # the "Expected" curve of the paper's Figure 3: softmax, l = 2, a_i = 2, δ = 3..10
-    got = [expected_dimension((d, d, d), (2, 2), normalized=True) for d in range(3, 11)]
+    got = [expected_dimension((d, d, d), (2, 2), normalizer="exp") for d in range(3, 11)]
     assert got == [25, 40, 57, 76, 97, 120, 145, 172]
 
 
 def test_general_formula_examples():
+    # one layer: the dimension a smooth point's tangent space has (chapter 5)
+    assert [
+        general_width_formula((d, o), (a,))
+        for d, o, a in ((2, 2, 2), (2, 1, 2), (3, 2, 2), (2, 2, 5))
+    ] == [7, 5, 13, 7]
     assert general_width_formula((5, 3, 3, 4), (1, 2, 2)) == 40
     assert general_width_formula((5, 4, 1), (2, 1)) == 29
     assert general_width_formula((4, 3, 3, 4), (2, 2, 2)) == 40
-    assert general_width_formula((4, 3, 3, 4), (2, 2, 2), normalized=True) == 43
+    assert general_width_formula((4, 3, 3, 4), (2, 2, 2), normalizer="exp") == 43
     assert expected_dimension((4, 3, 3, 4), (2, 2, 2)) == 40
-    assert formula_source((4, 3, 3, 4), (2, 2, 2)) == dim.SOURCE_GENERAL
-    assert formula_source((3, 3, 3), (2, 2)) == dim.SOURCE_EQUAL
-    assert formula_source((3, 3, 3), (2, 2), normalized=True) == dim.SOURCE_SOFTMAX_EQUAL
-    assert formula_source((3, 2), (2,), normalized=True) == dim.SOURCE_SOFTMAX_SINGLE
 
 
 def test_seen_dimension():
@@ -85,10 +76,12 @@ def test_seen_dimension():
     assert seen_dimension((6, 5, 2, 1), (2, 1, 1), 1) == 4  # V_2, K_2, Q_2: 2 + 1 + 1 rows
     assert seen_dimension((7, 6, 1, 1), (2, 2, 1), 1) == 5
     assert seen_dimension((7, 6, 1, 1), (2, 3, 1), 1) == 6
-    with pytest.raises(ValueError, match="hidden layer index"):
+    with pytest.raises(ValueError, match="hidden layer"):
         seen_dimension((5, 4, 1), (2, 1), 2)
-    with pytest.raises(ValueError, match="hidden layer index"):
+    with pytest.raises(ValueError, match="hidden layer"):
         seen_dimension((5, 4, 1), (2, 1), 0)
+    with pytest.raises(ValueError, match="hidden layer"):
+        seen_dimension((5, 4), (2,), 1)
 
 
 # ---------------------------------------------------------------- hypotheses ---
@@ -115,13 +108,13 @@ def test_hypotheses_violated_raise(widths, attn, t, match):
 
 
 def test_softmax_hypotheses():
-    assert expected_dimension((3, 3, 3), (1, 2), normalized=True) == 9 + 5 + 8
+    assert expected_dimension((3, 3, 3), (1, 2), normalizer="exp") == 9 + 5 + 8
     with pytest.raises(ValueError, match="Conjecture 3.10"):
-        expected_dimension((4, 3, 3), (2, 2), normalized=True)
+        expected_dimension((4, 3, 3), (2, 2), normalizer="exp")
     with pytest.raises(ValueError, match="Conjecture 3.10"):
-        expected_dimension((3, 3, 3), (4, 2), normalized=True)
+        expected_dimension((3, 3, 3), (4, 2), normalizer="exp")
     with pytest.raises(ValueError, match="t ≥ 2"):
-        expected_dimension((3, 3), (2,), normalized=True, t=1)
+        expected_dimension((3, 3), (2,), normalizer="exp", t=1)
 
 
 def test_hypotheses_hold():
@@ -153,68 +146,20 @@ def test_bad_t(t):
         expected_dimension((3, 3), (2,), t=t)
 
 
-def test_bad_normalized():
-    with pytest.raises(TypeError, match="normalized"):
-        expected_dimension((3, 3), (2,), normalized="yes")
-
-
-# ---------------------------------------------------------------- table, explorer ---
-
-
-def test_table_without_engine_and_format():
-    rows = dimension_table(
-        [((2, 2), (2,)), ((5, 4, 1), (2, 1))], certify=False, float_estimate=False
-    )
-    assert [r.n_params for r in rows] == [12, 52]
-    assert rows[0].expected == 7 and rows[1].expected is None
-    assert "fully read" in rows[1].source
-    assert rows[0].agrees is None
-    md = format_dimension_table(rows)
-    assert md.splitlines()[0].startswith("| widths")
-    assert "| none |" in md
-    text = format_dimension_table(rows, style="text")
-    assert "none" in text and "|" not in text
-    with pytest.raises(ValueError, match="style"):
-        format_dimension_table(rows, style="html")
-    with pytest.raises(ValueError, match="gaps"):
-        format_dimension_table(rows, gaps="exact")
-    with pytest.raises(TypeError, match="DimensionRow"):
-        format_dimension_table([1])
-
-
-@pytest.mark.parametrize(
-    ("archs", "err"),
-    [
-        ([], ValueError),
-        ("abc", TypeError),
-        ([((2, 2),)], TypeError),
-        ([((2, 2), (2, 2))], ValueError),
-    ],
-)
-def test_table_bad_input(archs, err):
-    with pytest.raises(err):
-        dimension_table(archs, certify=False, float_estimate=False)
-
-
-def test_explore_without_certificate():
-    text = explore((5, 4, 1), (2, 1), certify=False)
-    assert "parameters P = 52" in text
-    assert "expected dimension: none" in text
-    assert "would give 29" in text
-    assert "expected dimension: 7" in explore((2, 2), (2,), certify=False)
-
-
-@needs_engine
-def test_explorer_widget():
-    pytest.importorskip("ipywidgets")
-    w = dim.explorer()
-    assert len(w.children) == 4
+def test_bad_normalizer():
+    with pytest.raises(TypeError, match="normalizer"):
+        expected_dimension((3, 3), (2,), normalizer=True)
+    with pytest.raises(ValueError, match="normalizer"):
+        expected_dimension((3, 3), (2,), normalizer="softmax")
+    with pytest.raises(ValueError, match="t "):
+        expected_dimension(
+            (3, 3), (2,), "exp"
+        )  # the argument order is (widths, attn, t, normalizer)
 
 
 # ---------------------------------------------------------------- with the engine ---
 
 
-@needs_engine
 @pytest.mark.parametrize(
     ("widths", "attn"),
     [
@@ -226,26 +171,26 @@ def test_explorer_widget():
     ],
 )
 def test_formula_equals_certified(widths, attn):
-    cert = rank.certified_dimension(widths, attn, t=3)
-    assert cert.exact
-    assert cert.lower == expected_dimension(widths, attn)
+    cert = exact_dimension(widths, attn)
+    assert cert.certified
+    assert cert.rank == expected_dimension(widths, attn)
 
 
-@needs_engine
 @pytest.mark.parametrize(
     ("widths", "attn", "true"),
     [((5, 3, 3, 4), (1, 2, 2), 36), ((5, 4, 1), (2, 1), 28), ((7, 6, 1, 1), (2, 2, 1), 53)],
 )
 def test_counterexamples_certified(widths, attn, true):
     cert = certified_dimension_beyond_symmetries(widths, attn, t=3)
-    assert cert.exact and cert.lower == true
+    assert cert.certified and cert.rank == true
     formula = general_width_formula(widths, attn)
     assert formula > true
     # the three symmetries alone only give the formula as an upper bound
-    assert rank.certified_dimension(widths, attn, t=3).upper == formula
+    assert exact_dimension(widths, attn).upper == formula
+    # and the default number of inputs is ⌈3P / (d_l t)⌉ + 2
+    assert cert.n_inputs == -(-3 * parameter_count(widths, attn) // (widths[-1] * 3)) + 2
 
 
-@needs_engine
 @pytest.mark.parametrize(
     ("widths", "attn", "n_extra"),
     [
@@ -257,48 +202,33 @@ def test_counterexamples_certified(widths, attn, true):
     ],
 )
 def test_extra_fiber_directions_are_in_the_kernel(widths, attn, n_extra):
-    from lsa_lib._core import random_layers
-
     g = np.random.default_rng(1)
     layers = [tuple(np.round(3 * M) for M in layer) for layer in random_layers(widths, attn, g)]
     D = extra_fiber_directions(layers)
     assert D.shape == (n_extra, parameter_count(widths, attn))
-    if n_extra == 0:
-        return
-    assert any(v != 0 for v in D.ravel())
-    param = rank.lightning_parametrization(widths, attn, t=3)
+    assert all(type(v) is int for v in D.ravel())  # exact Python integers
+    param = network_parametrization(widths, attn, t=3)
     X = g.standard_normal((6, widths[0], 3))
-    J = rank.float_jacobian(param, [M for layer in layers for M in layer], X)
+    J = float_jacobian(param, [M for layer in layers for M in layer], X)
     Df = D.astype(np.float64)
-    assert np.abs(J @ Df.T).max() <= 1e-9 * np.abs(J).max() * np.abs(Df).max()
+    if n_extra:
+        assert np.abs(Df).max() > 0
+        assert np.abs(J @ Df.T).max() <= 1e-9 * np.abs(J).max() * np.abs(Df).max()
 
 
 def test_extra_fiber_directions_bad_input():
-    with pytest.raises(ValueError, match="integers"):
+    with pytest.raises(ValueError, match="integer entries"):
         extra_fiber_directions([(np.full((1, 2), 0.5), np.ones((1, 2)), np.ones((2, 2)))])
     with pytest.raises(ValueError, match="non-empty"):
         extra_fiber_directions([])
     with pytest.raises(TypeError, match="triple"):
         extra_fiber_directions([(np.ones((1, 2)), np.ones((1, 2)))])
-    with pytest.raises(ValueError, match="expects width"):
+    with pytest.raises(ValueError, match="expects input width"):
         extra_fiber_directions(
             [(np.ones((1, 2)),) * 2 + (np.ones((3, 2)),), (np.ones((1, 2)),) * 3]
         )
 
 
-@needs_engine
-def test_table_with_engine():
-    rows = dimension_table([((2, 2), (2,)), ((5, 4, 1), (2, 1))])
-    assert rows[0].certified.exact and rows[0].agrees is True
-    assert rows[0].numerical_note == "ok" and rows[0].numerical.rank == 7
-    assert rows[1].certified.lower == 28 and rows[1].agrees is None
-    assert isinstance(rows[0], DimensionRow)
-    assert "7 (exact)" in format_dimension_table(rows)
-    assert "7 (gap ≥ 1e+04)" in format_dimension_table(rows, gaps="threshold")
-    assert "certificate: 7 ≤ dim ≤ 7 (exact" in explore((2, 2), (2,))
-
-
-@needs_engine
 def test_extra_fiber_directions_one_token():
     layers = [(np.array([[1, 2], [3, 5]]), np.array([[2, 1], [1, 4]]), np.array([[1, 0], [2, 3]]))]
     assert extra_fiber_directions(layers, t=3).shape == (0, 12)
@@ -308,24 +238,38 @@ def test_extra_fiber_directions_one_token():
         extra_fiber_directions(layers, t=0)
     # with one token, one layer: the certificate is d(d+1)/2 + d d' - 1 = 6
     cert = certified_dimension_beyond_symmetries((2, 2), (2,), t=1)
-    assert cert.exact and cert.lower == 6
+    assert cert.certified and cert.rank == 6
 
 
-@needs_engine
-@given(
-    d0=st.integers(2, 5),
-    data=st.data(),
-)
-@settings(max_examples=12, deadline=None)
+@given(d0=st.integers(2, 5), data=st.data())
+@settings(max_examples=12)
 def test_formula_holds_under_the_hypotheses(d0, data):
     d1 = data.draw(st.integers(1, d0))
     d2 = data.draw(st.integers(1, 3))
     attn = (data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
-    widths = (d0, d1, d2)
+    _check_formula_against_certificate((d0, d1, d2), attn)
+
+
+def _check_formula_against_certificate(widths, attn):
     cert = certified_dimension_beyond_symmetries(widths, attn)
-    assert cert.exact
+    assert cert.certified
     formula = general_width_formula(widths, attn)
     if not failed_hypotheses(widths, attn):
-        assert cert.lower == formula
-    if cert.lower != formula:
+        assert cert.rank == formula
+    if cert.rank != formula:
         assert failed_hypotheses(widths, attn)
+
+
+@pytest.mark.parametrize(
+    ("widths", "attn"),
+    [((5, 4, 1), (2, 1)), ((4, 4, 4), (3, 3)), ((5, 3, 2), (1, 2)), ((4, 2, 3), (2, 2))],
+)
+def test_formula_against_certificate_pinned_cases(widths, attn):
+    _check_formula_against_certificate(widths, attn)
+
+
+def test_float_dimension_options():
+    r = float_dimension((3, 3, 3), (2, 2), 3, "exp", n_inputs=40, weight_scale=0.5)
+    assert r.rank == expected_dimension((3, 3, 3), (2, 2), normalizer="exp") and r.n_inputs == 40
+    r32 = float_dimension((3, 3, 3), (2, 2), 3, "exp", n_inputs=40, dtype="float32", strict=False)
+    assert r32.dtype == "float32" and r32.singular_values.dtype == np.float64

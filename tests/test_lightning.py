@@ -1,28 +1,31 @@
-"""Tests for lsa_lib.lightning (chapter "The lightning map")."""
+"""Tests for lsa_lib.lightning: the one forward pass (lightning and normalized layers)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import sympy
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lsa_lib.lightning import (
-    ForwardTiming,
-    SymbolicLayer,
+    NORMALIZERS,
+    attention_layer,
     attention_matrix,
     attention_scores,
     deep_attention,
     flop_count,
-    forward_time,
-    lightning_attention,
-    softmax_attention,
-    symbolic_layer,
-    symbolic_lightning,
-    symbolic_matrix,
+    parameter_count,
+    random_layers,
 )
+
+
+def lightning_attention(X, Q, K, V, **kw):
+    return attention_layer(X, Q, K, V, **kw)
+
+
+def softmax_attention(X, Q, K, V, **kw):
+    return attention_layer(X, Q, K, V, "exp", **kw)
 
 
 def naive_lightning(X, Q, K, V):
@@ -219,7 +222,7 @@ def test_deep_composition():
         Y = lightning_attention(Y, Q, K, V)
         Z = softmax_attention(Z, Q, K, V)
     np.testing.assert_allclose(deep_attention(X, layers), Y, rtol=1e-12)
-    np.testing.assert_allclose(deep_attention(X, layers, normalized=True), Z, rtol=1e-12)
+    np.testing.assert_allclose(deep_attention(X, layers, "exp"), Z, rtol=1e-12)
     # degree 3^l in X
     np.testing.assert_allclose(deep_attention(2 * X, layers), 2**27 * Y, rtol=1e-10)
     Tl = [tuple(torch.from_numpy(m) for m in lay) for lay in layers]
@@ -323,8 +326,10 @@ def test_bad_options(good):
         lightning_attention(X, Q, K, V, order="fast")
     with pytest.raises(ValueError, match="query_block"):
         softmax_attention(X, Q, K, V, query_block=0)
-    with pytest.raises(TypeError, match="normalized"):
-        deep_attention(X, [(Q, K, V)], normalized="yes")
+    with pytest.raises(TypeError, match="normalizer"):
+        deep_attention(X, [(Q, K, V)], True)
+    with pytest.raises(ValueError, match="normalizer"):
+        attention_layer(X, Q, K, V, "relu")
     with pytest.raises(ValueError, match="non-empty"):
         deep_attention(X, [])
     with pytest.raises(TypeError, match="triple"):
@@ -333,7 +338,7 @@ def test_bad_options(good):
         deep_attention(X, (Q, K, V))
 
 
-# ---------------------------------------------------------------- counts and timing
+# ---------------------------------------------------------------- counts
 
 
 def test_flop_count_formulas():
@@ -362,68 +367,59 @@ def test_flop_count_bad_order():
         flop_count(2, 2, 2, 2, "cubic")
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
-@pytest.mark.parametrize("kind", ["lightning", "softmax"])
-def test_forward_time_runs(kind, backend):
-    # no assertion on the value of a wall-clock time, only that it is one
-    timing = forward_time(kind, 16, 4, 3, 2, repeats=2, backend=backend)
-    assert isinstance(timing, ForwardTiming)
-    assert all(isinstance(x, float) and x >= 0 for x in timing)
+# ---------------------------------------------------------------- normalizers
 
 
-def test_forward_time_bad_input():
-    with pytest.raises(ValueError, match="kind"):
-        forward_time("relu", 8)
-    with pytest.raises(ValueError, match="backend"):
-        forward_time("lightning", 8, backend="jax")
-    with pytest.raises(ValueError, match="repeats"):
-        forward_time("lightning", 8, repeats=0)
+def naive_normalized(X, A, V, S):
+    d, t = X.shape
+    out = np.zeros((V.shape[0], t))
+    for j in range(t):
+        w = np.array([S(X[:, i] @ A @ X[:, j]) for i in range(t)])
+        out[:, j] = (V @ X) @ (w / w.sum())
+    return out
 
 
-# ---------------------------------------------------------------- symbolic
+@pytest.mark.parametrize("name", sorted(NORMALIZERS))
+def test_every_normalizer_matches_the_naive_loop(name):
+    rng = np.random.default_rng(13)
+    X, A, V = rng.standard_normal((3, 5)), rng.standard_normal((3, 3)), rng.standard_normal((2, 3))
+    S = NORMALIZERS[name]
+    got = attention_layer(X, A, np.eye(3), V, name)  # (A, V) coordinates: Q = A, K = I
+    np.testing.assert_allclose(got, naive_normalized(X, A, V, S.function), rtol=1e-10)
+    Xt, At, Vt = (torch.from_numpy(m) for m in (X, A, V))
+    out = attention_layer(Xt, At, torch.eye(3, dtype=torch.float64), Vt, name)
+    np.testing.assert_allclose(out.numpy(), got, rtol=1e-12)
+    # the weights sum to one: a constant first token coordinate comes out unchanged
+    X1 = X.copy()
+    X1[0] = 1.0
+    ones = attention_layer(X1, A, np.eye(3), np.eye(3), name)[0]
+    np.testing.assert_allclose(ones, 1.0)
 
 
-def test_symbolic_layer_is_cubic_and_trilinear():
-    L = symbolic_layer(2, 1, 1, 2)
-    assert isinstance(L, SymbolicLayer)
-    assert L.X.shape == (2, 2) and L.Q.shape == (1, 2) and L.V.shape == (1, 2)
-    assert L.phi.shape == (1, 2)
-    c = sympy.Symbol("c")
-    diff = symbolic_lightning(c * L.X, L.Q, L.K, L.V) - c**3 * L.phi
-    assert diff.applyfunc(sympy.expand) == sympy.zeros(1, 2)
-    diff = symbolic_lightning(L.X, c * L.Q, L.K, L.V) - c * L.phi
-    assert diff.applyfunc(sympy.expand) == sympy.zeros(1, 2)
-    # degree 3 in X, 1 in each of Q, K, V
-    for entry in L.phi:
-        for mats, deg in ((L.X, 3), (L.Q, 1), (L.K, 1), (L.V, 1)):
-            assert sympy.Poly(entry, *sorted(mats.free_symbols, key=str)).homogeneous_order() == deg
+def test_normalizer_table():
+    grid = np.linspace(-30, 30, 6001)
+    for name, S in NORMALIZERS.items():
+        assert S.name == name
+        assert (S.function(grid).min() > 0) == S.positive
+        if S.homogeneous_degree is not None:
+            k = S.homogeneous_degree
+            assert np.allclose(S.function(3.0 * grid), 3.0**k * S.function(grid))
+    assert NORMALIZERS["exp"].formula == "exp(x)"
 
 
-def test_symbolic_matches_numeric():
-    L = symbolic_layer(2, 2, 1, 3)
-    rng = np.random.default_rng(12)
-    vals = {}
-    nums = {}
-    for name, M in zip("XQKV", (L.X, L.Q, L.K, L.V), strict=True):
-        nums[name] = rng.integers(-3, 4, size=M.shape).astype(float)
-        vals.update({M[i, j]: int(nums[name][i, j]) for i in range(M.rows) for j in range(M.cols)})
-    exact = np.array(L.phi.subs(vals), dtype=float)
-    np.testing.assert_allclose(
-        lightning_attention(nums["X"], nums["Q"], nums["K"], nums["V"]), exact
-    )
-
-
-def test_symbolic_bad_input():
-    with pytest.raises(ValueError, match="identifier"):
-        symbolic_matrix("1x", 2, 2)
-    with pytest.raises(ValueError, match="rows"):
-        symbolic_matrix("x", 0, 2)
-    M = symbolic_matrix("x", 2, 2)
-    with pytest.raises(TypeError, match="sympy Matrix"):
-        symbolic_lightning(np.eye(2), M, M, M)
-    with pytest.raises(ValueError, match="same shape"):
-        symbolic_lightning(M, symbolic_matrix("q", 1, 2), M, M)
-    with pytest.raises(ValueError, match="do not fit"):
-        symbolic_lightning(symbolic_matrix("y", 3, 2), M, M, M)
-    with pytest.raises(ValueError, match="positive integer"):
-        symbolic_layer(2, 2, 0, 2)
+def test_random_layers_and_parameter_count():
+    a = random_layers((4, 3, 2), (2, 1), rng=7)
+    b = random_layers((4, 3, 2), (2, 1), rng=np.random.default_rng(7))
+    assert [tuple(m.shape for m in lay) for lay in a] == [
+        ((2, 4), (2, 4), (3, 4)),
+        ((1, 3), (1, 3), (2, 3)),
+    ]
+    for la, lb in zip(a, b, strict=True):
+        for ma, mb in zip(la, lb, strict=True):
+            np.testing.assert_array_equal(ma, mb)
+            assert ma.dtype == np.float64
+    assert parameter_count((2, 2), (2,)) == 12  # 2ad + dd' with d = d' = a = 2
+    assert parameter_count((4, 3), (2,)) == 2 * 2 * 4 + 3 * 4
+    assert parameter_count((5, 3, 3, 4), (1, 2, 2)) == (2 * 5 + 15) + (12 + 9) + (12 + 12)
+    with pytest.raises(ValueError):
+        parameter_count((2,), ())

@@ -53,7 +53,9 @@ def _pages() -> list[str]:
     return sorted(
         str(p.relative_to(SITE))
         for p in SITE.rglob("*.html")
-        if "_static" not in p.parts and "_sources" not in p.parts and p.name != "index.html"
+        if "_static" not in p.parts
+        and "_sources" not in p.parts
+        and str(p.relative_to(SITE)) != "index.html"
     )
 
 
