@@ -55,38 +55,35 @@ def compute_entry(
     """
     from lsa_lib import parameter_count
     from lsa_lib.dimension import (
-        certified_dimension_beyond_symmetries,
+        exact_dimension,
         failed_hypotheses,
-        formula_source,
+        float_dimension,
         general_width_formula,
     )
-    from lsa_lib.rank import RankAmbiguityError, certified_dimension, numerical_dimension
 
     failed = failed_hypotheses(widths, attn, t=T)
-    plain = certified_dimension(widths, attn, t=T, seed=seed)
-    beyond = certified_dimension_beyond_symmetries(widths, attn, t=T, seed=seed)
+    plain = exact_dimension(widths, attn, T, seed=seed)
+    beyond = exact_dimension(widths, attn, T, beyond_symmetries=True, seed=seed)
     entry: dict[str, Any] = {
         "P": parameter_count(widths, attn),
         "formula": None if failed else general_width_formula(widths, attn),
         "failed": failed,
         "formula_rhs": general_width_formula(widths, attn),
-        "source": formula_source(widths, attn),
+        "source": _source(widths, attn),
         "lower": max(plain.lower, beyond.lower),
         "upper": min(plain.upper, beyond.upper),
         "prime": plain.prime,
     }
-    sm_failed = failed_hypotheses(widths, attn, t=T, normalized=True)
+    sm_failed = failed_hypotheses(widths, attn, t=T, normalizer="exp")
     entry["softmax_failed"] = sm_failed
     entry["softmax_formula"] = (
-        None if sm_failed else general_width_formula(widths, attn, normalized=True)
+        None if sm_failed else general_width_formula(widths, attn, normalizer="exp")
     )
-    entry["softmax_source"] = formula_source(widths, attn, normalized=True)
+    entry["softmax_source"] = _source(widths, attn, softmax=True)
     if softmax:
-        try:
-            est = numerical_dimension(widths, attn, t=T, normalized=True, seed=seed)
-            entry["softmax_rank"], entry["softmax_gap"] = est.rank, float(est.gap)
-        except RankAmbiguityError as err:
-            entry["softmax_rank"], entry["softmax_gap"] = None, float(err.reading.gap)
+        est = float_dimension(widths, attn, T, "exp", seed=seed, strict=False)
+        entry["softmax_rank"] = est.rank if est.trusted else None
+        entry["softmax_gap"] = float(est.gap)
     return entry
 
 
@@ -97,14 +94,14 @@ def compute_entry(
 # Where each case is explained: the chapter's statement boxes (stable labels, also cited by
 # the atlas page through {prf:ref}, so that the build fails if one disappears).
 CHAPTERS = {
-    "one-layer": ["04_dimension.html#thm-dim-one-layer", "Theorem 4.1 (dimension of one layer)"],
-    "equal": ["04_dimension.html#thm-dim-deep", "Theorem 4.2 (deep networks, equal widths)"],
-    "general": ["04_dimension.html#conj-general-widths", "Conjecture 4.1 (general widths)"],
+    "one-layer": ["04_dimension.html#thm-dim-one-layer", "the dimension of one layer"],
+    "equal": ["04_dimension.html#thm-dim-deep", "deep networks with a bottleneck"],
+    "general": ["04_dimension.html#conj-general-widths", "the book's general-width conjecture"],
     "fails": [
-        "04_dimension.html#conj-general-widths",
-        "Conjecture 4.1 and its hypotheses (general widths)",
+        "04_dimension.html#conj-general-no-hypotheses",
+        "why the general-width formula needs its hypotheses",
     ],
-    "softmax": ["06_softmax.html#conj-softmax-deep", "Conjecture 6.1 (softmax networks)"],
+    "softmax": ["06_softmax.html#conj-softmax-deep", "the softmax conjecture (Conjecture 3.10)"],
 }
 
 
@@ -119,12 +116,30 @@ def architectures(depth: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     ]
 
 
+def _source(widths: tuple[int, ...], attn: tuple[int, ...], softmax: bool = False) -> str:
+    """Which statement gives the formula's value, and whose it is (see the chapters' boxes)."""
+    if len(attn) == 1:
+        return f"one {'softmax ' if softmax else ''}layer: the formula reported for HMK25"
+    equal = len(set(widths)) == 1
+    if softmax:
+        return (
+            "equal widths: HMK25's Eq. 16 (Conjecture 3.10)"
+            if equal
+            else "the general-width formula + l (the book's extension of Eq. 16's count)"
+        )
+    return (
+        "equal widths: the formula reported for HMK25"
+        if equal
+        else "general widths: the book's conjecture, certified on grids"
+    )
+
+
 def chapter_key(widths: tuple[int, ...], entry: dict[str, Any]) -> str:
     if len(widths) == 2:
         return "one-layer"
     if entry["failed"]:
         return "fails"
-    return "equal" if entry["source"].startswith("equal") else "general"
+    return "equal" if len(set(widths)) == 1 else "general"
 
 
 # leading widths that name a data file, per depth (files of at most a few hundred entries)
@@ -266,7 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.rewrite:
-        size = write_atlas(read_atlas(args.out), args.out)
+        entries = read_atlas(args.out)
+        for (widths, attn), entry in entries.items():  # sources and chapters need no library
+            entry["source"] = _source(widths, attn)
+            entry["softmax_source"] = _source(widths, attn, softmax=True)
+        size = write_atlas(entries, args.out)
         print(f"rewritten: {size / 1024:.0f} KiB")
         return 0
 

@@ -1,6 +1,6 @@
 """Write the data of the website's rotatable Figure 1 (the Whitney umbrella slice).
 
-``lsa_lib.singularities.umbrella_slice`` computes the slice of the quartic ``M_{2,1,2}``;
+``lsa_lib.m212.umbrella_slice`` computes the slice of the quartic ``M_{2,1,2}``;
 this script stores its surface grid and singular curve as JSON for the page's plain-JavaScript
 viewer, and the static picture (``plot_umbrella_slice``) as a PNG for print and for readers
 without JavaScript. All library calls are in :func:`compute`.
@@ -24,8 +24,8 @@ def compute(n: int = 41) -> tuple[dict[str, Any], Any]:
     import matplotlib
 
     matplotlib.use("Agg")
+    from lsa_lib.m212 import plot_umbrella_slice, umbrella_slice
     from lsa_lib.plotting import use_book_style
-    from lsa_lib.singularities import plot_umbrella_slice, umbrella_slice
 
     use_book_style()
     data = umbrella_slice(n=n)
