@@ -5,7 +5,8 @@ desktop width (1400 px) and a phone width (390 px), in the light and in the dark
 fails on: any console error or page error (no exceptions), failed, off-site or HTTP-error
 requests, MathJax errors or untypeset math, broken images, theorems without numbers,
 unresolved citations, a page wider than the window, a code or output line cut off at the edge
-of its box, and Markdown table syntax shown as raw text. Further tests click the navigation
+of its box, Markdown table syntax shown as raw text, and a picture that is not a numbered
+figure with a caption and alt text. Further tests click the navigation
 buttons (sidebar and page contents, at both widths), drive the atlas of dimensions and check
 its numbers against the data and against ``lsa_lib``, and turn the rotatable figure.
 Under ``CI=true`` a missing browser is a failure, not a skip.
@@ -41,9 +42,6 @@ FLAGS = [
     "--disable-sync",
 ]
 DESKTOP, PHONE = 1400, 390
-# Chapter pages (their code and printed lines are the chapters' own): the check for lines cut
-# off at desktop width is not applied to them yet.
-CHAPTER = re.compile(r"book/\d\d_")
 WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 
 
@@ -173,6 +171,28 @@ JS_CUT_OFF = """() => {
 }"""
 
 
+# Every picture in a page is a figure: a number ("Fig. 4.1"), a caption, and alt text (not a
+# file name). Returns one record per image.
+JS_FIGURES = """() => [...document.querySelectorAll('.bd-article img')]
+  .filter(img => !img.closest('table.modindextable'))  // the module index's +/- icons
+  .map(img => {
+  const fig = img.closest('figure');
+  const cap = fig && fig.querySelector('figcaption');
+  const number = cap && cap.querySelector('.caption-number');
+  const text = cap && cap.querySelector('.caption-text');
+  const section = img.closest('section');
+  const heading = section && section.querySelector('h1, h2, h3');
+  const alt = (img.getAttribute('alt') || '').trim();
+  return {
+    where: (heading ? heading.textContent.replace('#', '').trim() : '') + ' / '
+      + img.src.split('/').pop().slice(0, 12),
+    numbered: !!(number && /\\d/.test(number.textContent)),
+    captioned: !!(text && text.textContent.trim().length >= 20),
+    alt: alt.length >= 10 && !/\\.(png|jpe?g|svg|gif)$/i.test(alt),
+  };
+})"""
+
+
 def _math_problems(page) -> list[str]:
     problems = []
     if page.evaluate("() => document.querySelectorAll('.math').length"):
@@ -211,12 +231,20 @@ def _content_problems(page) -> list[str]:
           return main.innerText;
         }"""
     )
+    for fig in page.evaluate(JS_FIGURES):
+        what = f"figure {fig['where']!r}"
+        if not fig["numbered"]:
+            problems.append(f"{what} has no number")
+        if not fig["captioned"]:
+            problems.append(f"{what} has no caption")
+        if not fig["alt"]:
+            problems.append(f"{what} has no alt text")
     for m in RAW_TABLE.finditer(shown):
         problems.append(f"raw Markdown table shown as text: {m.group(0).strip()[:60]!r}")
     return problems
 
 
-def _layout_problems(page, label: str, cut_off: bool = True) -> list[str]:
+def _layout_problems(page, label: str) -> list[str]:
     """Checks that depend on the window width and the theme."""
     problems = []
     width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
@@ -229,7 +257,7 @@ def _layout_problems(page, label: str, cut_off: bool = True) -> list[str]:
                                + (e.textContent || '').trim().slice(0, 50))"""
         )
         problems.append(f"{label}: page is {width[0]} px wide in a {width[1]} px window: {wide}")
-    for block in page.evaluate(JS_CUT_OFF) if cut_off else []:
+    for block in page.evaluate(JS_CUT_OFF):
         problems.append(
             f"{label}: {block['lines']} {block['kind']} line(s) cut off (box fits "
             f"{block['fits']} characters), e.g. {block['example']!r}"
@@ -261,8 +289,7 @@ def test_page(page_path, server, browser):
                 page.wait_for_function(
                     f"() => document.documentElement.dataset.theme === '{scheme}'"
                 )
-                checked = width == PHONE or not CHAPTER.match(page_path)
-                problems += _layout_problems(page, f"{width} px, {scheme}", cut_off=checked)
+                problems += _layout_problems(page, f"{width} px, {scheme}")
         problems += w.problems
     finally:
         w.close()
