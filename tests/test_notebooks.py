@@ -46,7 +46,7 @@ def test_notebook_is_clean(path: Path):
         "with tools/run_notebook.py"
     )
     for i, cell in enumerate(nb.cells):
-        assert set(cell.metadata) <= {"tags"}, (
+        assert set(cell.metadata) <= {"tags", "mystnb"}, (
             f"{path.name} cell {i}: metadata {dict(cell.metadata)}"
         )
         if cell.cell_type != "code":
