@@ -265,9 +265,13 @@ def _layout_problems(page, label: str) -> list[str]:
     squashed = page.evaluate(
         """() => [...document.querySelectorAll('.bd-article img')]
           .filter(i => i.complete && i.naturalWidth > 0 && i.clientWidth > 0)
-          .filter(i => Math.abs(i.clientWidth / i.clientHeight
-                                - i.naturalWidth / i.naturalHeight)
-                       > 0.02 * i.naturalWidth / i.naturalHeight)
+          .filter(i => {
+            const st = getComputedStyle(i);  // the content box: the dark theme pads images
+            const w = i.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+            const h = i.clientHeight - parseFloat(st.paddingTop) - parseFloat(st.paddingBottom);
+            const ratio = i.naturalWidth / i.naturalHeight;
+            return Math.abs(w / h - ratio) > 0.02 * ratio;
+          })
           .map(i => i.src.split('/').pop())"""
     )
     problems += [f"{label}: image drawn out of proportion: {src}" for src in squashed]
