@@ -498,7 +498,7 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
         cells=[
             nbformat.v4.new_code_cell("import lsa_lib\nassert lsa_lib.__version__ == '0.0.1'"),
             nbformat.v4.new_code_cell(setup_cell.cell_source(local)),
-            nbformat.v4.new_code_cell("from lsa_lib import lightning_attention"),
+            nbformat.v4.new_code_cell("from lsa_lib import attention_layer"),
             _probe(env.path),
         ]
     )
@@ -526,7 +526,7 @@ meta = importlib.metadata.metadata("lsa_lib")
 lazy = {LAZY}
 json.dump({
     "modules": modules,
-    "lightning": bool(np.allclose(lsa_lib.lightning_attention(X, Q, K, V), by_formula)),
+    "lightning": bool(np.allclose(lsa_lib.attention_layer(X, Q, K, V), by_formula)),
     "version": lsa_lib.__version__,
     "licence": meta["License-Expression"],
     "licence_files": meta.get_all("License-File"),
@@ -581,7 +581,7 @@ def test_pip_install_gives_a_working_library(venv, clone, capsys):
         "lsa_lib.__init__"
     }
     assert set(result["modules"]) == expected_modules
-    assert result["lightning"], "lightning_attention differs from V X (X^T K^T Q X)"
+    assert result["lightning"], "attention_layer differs from V X (X^T K^T Q X)"
     assert result["version"] == SETTING.version
     assert result["licence"] == "MIT" and result["licence_files"] == ["LICENSE"]
     assert result["extras"] == ["explorer"]
