@@ -277,15 +277,18 @@ def exact_dimension(
     widths: Sequence[int],
     attn: Sequence[int],
     t: int = 3,
+    normalizer: str | None = None,
     *,
     beyond_symmetries: bool = False,
     seed: int = 0,
     n_inputs: int | None = None,
 ) -> ExactRank:
-    """Certified bounds on the dimension of a deep lightning network's neuromanifold.
+    """Certified bounds on the dimension of a deep network's neuromanifold.
 
-    :func:`lsa_lib.rank.exact_rank` of :func:`lsa_lib.symmetries.network_parametrization` at
-    a random integer point. Explained in :doc:`/book/04_dimension`.
+    :func:`lsa_lib.rank.exact_rank` of :func:`lsa_lib.symmetries.network_parametrization`:
+    for lightning networks modulo a prime at a random integer point (explained in
+    :doc:`/book/04_dimension`), for normalized ones (softmax) with a lower bound proven in ball
+    arithmetic at a random float point (explained in :doc:`/book/06_softmax`).
 
     Parameters
     ----------
@@ -293,10 +296,13 @@ def exact_dimension(
         ``(d_0, …, d_l)`` and ``(a_1, …, a_l)``.
     t : int
         Tokens per input.
+    normalizer : str, optional
+        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS`.
     beyond_symmetries : bool
-        Subtract :func:`extra_fiber_directions` too in the upper bound, and use
+        Lightning only: subtract :func:`extra_fiber_directions` too in the upper bound, and use
         ``⌈3P / (d_l t)⌉ + 2`` inputs by default (architectures whose outputs carry less
-        information per input still get a tight lower bound).
+        information per input still get a tight lower bound); if the bounds do not meet, the
+        engine's own rounds of inputs are tried too and the better bounds kept.
     seed : int
         Seeds the point, the inputs and the compression.
     n_inputs : int, optional
@@ -309,8 +315,10 @@ def exact_dimension(
     """
     w, a = _checks.architecture(widths, attn)
     t = _checks.tokens(t)
-    param = network_parametrization(w, a, t)
+    param = network_parametrization(w, a, t, normalizer)
     if _checks.flag(beyond_symmetries, "beyond_symmetries"):
+        if normalizer is not None:
+            raise ValueError("beyond_symmetries applies to lightning networks (normalizer=None)")
         n = len(a)
 
         def generators(params: Sequence[Any]) -> NDArray[np.object_]:
@@ -326,7 +334,14 @@ def exact_dimension(
             param, name=param.name + " (with extra fiber directions)", generators=generators
         )
         if n_inputs is None:
-            n_inputs = -(-3 * parameter_count(w, a) // (w[-1] * t)) + 2
+            generous = -(-3 * parameter_count(w, a) // (w[-1] * t)) + 2
+            cert = exact_rank(param, seed=seed, n_inputs=generous)
+            if cert.certified:
+                return cert
+            other = exact_rank(param, seed=seed)  # both bound pairs are proofs: keep the best
+            return replace(
+                cert, lower=max(cert.lower, other.lower), upper=min(cert.upper, other.upper)
+            )
     return exact_rank(param, seed=seed, n_inputs=n_inputs)
 
 

@@ -9,10 +9,12 @@ model's module builds its own. Two engines, one result type each:
   (:func:`float_jacobian`, float64 or float32), its singular values, and the rank read at the
   largest gap, which must reach ``min_gap`` (:data:`lsa_lib.tolerances.GAP_MIN`) or
   :class:`RankAmbiguityError` is raised;
-* **exact** (:func:`exact_rank`, :class:`ExactRank`): for polynomial maps with integer
-  coefficients, the Jacobian modulo a prime (forward-mode dual numbers, the private module ``lsa_lib._modp``)
-  gives a lower bound, ``P`` minus the rank of the known symmetries' tangents an upper bound;
-  when they meet the rank is certified.
+* **exact** (:func:`exact_rank`, :class:`ExactRank`): ``P`` minus the rank of the known
+  symmetries' tangents (modulo a prime) is an upper bound; the lower bound is the Jacobian's
+  rank modulo a prime for polynomial maps with integer coefficients (forward-mode dual numbers,
+  the private module ``lsa_lib._modp``), and for other maps (softmax) the rank of a minor of
+  the Jacobian proven non-zero in ball arithmetic (the private module ``lsa_lib._ball``). When
+  the bounds meet the rank is certified.
 
 Why both bounds hold and why the float threshold is what it is: :doc:`/book/04_dimension`.
 """
@@ -29,7 +31,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch.func import jacfwd, jacrev, vmap
 
-from . import _checks, _modp
+from . import _ball, _checks, _modp
 from ._checks import DType
 from .tolerances import GAP_MIN
 
@@ -181,7 +183,11 @@ class ExactRank:
     prime : int or None
         The prime ``p`` of the arithmetic, or None for a rank over the rationals.
     n_inputs : int or None
-        The number of integer inputs of a Jacobian (None for a given matrix).
+        The number of inputs of a Jacobian (None for a given matrix).
+    lower_by : {"mod p", "ball", "rational"}
+        How the lower bound is proven: a rank modulo ``prime``, a minor whose determinant's
+        ball excludes zero (non-polynomial maps, at a float point on float inputs), or an exact
+        rank over the rationals (a given matrix).
     """
 
     lower: int
@@ -189,6 +195,7 @@ class ExactRank:
     n_params: int
     prime: int | None
     n_inputs: int | None = None
+    lower_by: str = "mod p"
 
     @property
     def certified(self) -> bool:
@@ -355,7 +362,7 @@ def float_jacobian(
 
 def _saturated(
     param: Parametrization, point: list[Any], rng: np.random.Generator, dt: str, min_gap: float
-) -> tuple[int, NDArray[Any], NDArray[np.float64]]:
+) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.float64]]:
     """Inputs, Jacobian and its singular values once new inputs no longer raise the rank.
 
     Start with ``⌈1.2 P / (outputs per input)⌉ + 2`` inputs and double (new random inputs)
@@ -364,7 +371,8 @@ def _saturated(
     """
     P, shape = param.n_params, param.input_shape
     n = int(np.ceil(1.2 * P / _outputs_per_input(param))) + 2
-    J = float_jacobian(param, point, rng.standard_normal((n, *shape)), dtype=dt)
+    X = rng.standard_normal((n, *shape))
+    J = float_jacobian(param, point, X, dtype=dt)
     previous, ambiguous = None, 0
     while True:
         s = _singular_values(J)
@@ -372,12 +380,13 @@ def _saturated(
         rank = reading.rank if reading.trusted else None
         ambiguous = 0 if reading.trusted else ambiguous + 1
         if rank is not None and rank == previous:
-            return n, J, s
+            return X, J, s
         if J.shape[0] >= 16 * P or (ambiguous >= 2 and J.shape[0] >= 2 * P):
-            return n, J, s
+            return X, J, s
         previous = rank
-        J = np.vstack([J, float_jacobian(param, point, rng.standard_normal((n, *shape)), dtype=dt)])
-        n *= 2
+        more = rng.standard_normal((X.shape[0], *shape))
+        J = np.vstack([J, float_jacobian(param, point, more, dtype=dt)])
+        X = np.concatenate([X, more])
 
 
 def float_rank(
@@ -440,7 +449,8 @@ def float_rank(
     else:
         point = _check_params(target, params, exact=False)
     if n_inputs is None:
-        n, J, s = _saturated(target, point, rng, dt, min_gap)
+        X, J, s = _saturated(target, point, rng, dt, min_gap)
+        n = X.shape[0]
     else:
         n = n_inputs
         J = float_jacobian(target, point, rng.standard_normal((n, *target.input_shape)), dtype=dt)
@@ -572,18 +582,77 @@ def _certify(
     return lower, upper, n
 
 
+#: Working precisions (bits) tried in turn for the ball-arithmetic lower bound.
+_BALL_PRECISIONS = (128, 256, 512)
+
+
+def _ball_lower(
+    param: Parametrization, point: list[NDArray[np.float64]], X: NDArray[np.float64], J: Any, r: int
+) -> int:
+    """A rank proven by ball arithmetic: the size of a minor whose determinant excludes zero.
+
+    The float Jacobian ``J`` (at ``point`` on inputs ``X``) only *chooses* ``r`` columns and
+    ``r`` rows (pivoted Gram–Schmidt); the entries of that minor are recomputed in ball
+    arithmetic from the exact float inputs, so round-off in ``J`` cannot affect the proof. If
+    the full minor's ball contains zero at every precision tried, leading minors of the chosen
+    order are tried, largest first (any one that excludes zero proves its size).
+    """
+    cols = _ball.pivots(J, r)
+    rows = _ball.pivot_rows(J[:, cols])
+    out = _outputs_per_input(param)
+    entries: dict[int, list[Any]] = {}
+    old = flint.ctx.prec
+    try:
+        for prec in _BALL_PRECISIONS:
+            flint.ctx.prec = prec
+            for i in sorted({row // out for row in rows}):
+                block = _ball.jacobian_block(param.forward, param.shapes, point, X[i], cols)
+                entries.update({row: block[row % out] for row in rows if row // out == i})
+            minor = [entries[row] for row in rows]
+            if _ball.minor_excludes_zero(minor):
+                return len(rows)
+        for k in range(len(rows) - 1, 0, -1):
+            if _ball.minor_excludes_zero([row[:k] for row in minor[:k]]):
+                return k
+        return 0
+    finally:
+        flint.ctx.prec = old
+
+
+def _ball_certify(
+    param: Parametrization, params: Any, p: int, rng: np.random.Generator, n: int | None
+) -> ExactRank:
+    """Bounds for a non-polynomial map: ball-arithmetic lower bound, symmetry upper bound."""
+    P = param.n_params
+    if params is None:
+        point = [rng.standard_normal(s) for s in param.shapes]
+    else:
+        point = [np.asarray(x, dtype=np.float64) for x in _check_params(param, params, exact=False)]
+    integer_point = [rng.integers(0, p, size=s).astype(np.float64) for s in param.shapes]
+    upper = P - _orbit_rank(_generator_matrix(param, integer_point, p), param.shapes, p)
+    if n is None:
+        X, J, s = _saturated(param, point, rng, "float64", GAP_MIN)
+    else:
+        X = rng.standard_normal((n, *param.input_shape))
+        J = float_jacobian(param, point, X)
+        s = _singular_values(J)
+    r = min(_read(s, J.shape, "float64", GAP_MIN, strict=False).rank, upper)
+    lower = _ball_lower(param, point, X, J, r) if r > 0 else 0
+    return ExactRank(int(lower), int(upper), P, p, int(X.shape[0]), "ball")
+
+
 def _exact_matrix_rank(M: Any) -> ExactRank:
     """The rank over the rationals of an integer or rational matrix (python-flint)."""
     if isinstance(M, np.ndarray) and M.dtype.kind in "iub":
         if M.ndim != 2 or 0 in M.shape:
             raise ValueError(f"matrix must be a non-empty matrix, got shape {M.shape}")
         F = flint.fmpz_mat([[int(x) for x in row] for row in M.tolist()])
-        return ExactRank(F.rank(), F.rank(), M.shape[1], None)
+        return ExactRank(F.rank(), F.rank(), M.shape[1], None, lower_by="rational")
     if not _checks.is_exact(M):
         raise ValueError("the exact rank of a matrix needs integer or rational entries")
     R = _checks.rational_matrix(M, "matrix")
     F = flint.fmpq_mat(R.rows, R.cols, [flint.fmpq(int(x.p), int(x.q)) for x in R])
-    return ExactRank(F.rank(), F.rank(), R.cols, None)
+    return ExactRank(F.rank(), F.rank(), R.cols, None, lower_by="rational")
 
 
 def exact_rank(
@@ -594,21 +663,27 @@ def exact_rank(
     prime: int | None = None,
     n_inputs: int | None = None,
 ) -> ExactRank:
-    """Certified bounds on the rank of a polynomial parametrization, or a matrix's exact rank.
+    """Certified bounds on the rank of a parametrization, or a matrix's exact rank.
 
-    For a parametrization, at an integer point ``θ`` and random integer inputs, modulo a prime
-    ``p``: the lower bound is the rank of the sampled Jacobian (times a random compression of
-    its columns), the upper bound ``P`` minus the rank of the symmetry tangents at ``θ``.
-    Neither bound depends on luck; randomness only decides whether they meet. The proof of both
-    bounds and the Schwartz–Zippel argument: :doc:`/book/04_dimension`.
+    For a polynomial parametrization, at an integer point ``θ`` and random integer inputs,
+    modulo a prime ``p``: the lower bound is the rank of the sampled Jacobian (times a random
+    compression of its columns), the upper bound ``P`` minus the rank of the symmetry tangents
+    at ``θ``. For a map that is not polynomial (softmax), the upper bound is the same (the
+    tangents at a random integer point), and the lower bound the size of a minor of the
+    Jacobian at a float point, on float inputs, whose determinant is proven non-zero in ball
+    arithmetic (the float Jacobian only chooses the minor). Neither bound depends on luck;
+    randomness only decides whether they meet. The proofs: :doc:`/book/04_dimension` and
+    :doc:`/book/06_softmax`.
 
     Parameters
     ----------
     target : Parametrization or array-like, shape=[m, n]
-        A polynomial parametrization with integer coefficients, or a matrix of integers or
+        A parametrization (polynomial with integer coefficients, or any map written with
+        ``@``, ``.mT``, ``+``, ``-``, ``*``, ``/``, ``numpy.exp``), or a matrix of integers or
         rationals (numpy, sympy, fractions), whose rank over the rationals is computed exactly.
-    params : list of array-like of int, optional
-        The point ``θ``; default uniform random residues mod ``p``.
+    params : list of array-like, optional
+        The point ``θ``: integers for a polynomial map (default uniform random residues mod
+        ``p``), floats otherwise (default standard normal).
     seed : int
         Seeds the point, the inputs and the compression.
     prime : int, optional
@@ -624,18 +699,18 @@ def exact_rank(
     Raises
     ------
     ValueError
-        If the map is not polynomial, the point is not integer of the right shapes, or the
+        If the point does not fit the blocks (or is not integer for a polynomial map), or the
         prime is not a prime below ``2^20``.
     """
     if not isinstance(target, Parametrization):
         if params is not None or n_inputs is not None:
             raise TypeError("params and n_inputs apply to a Parametrization, not to a matrix")
         return _exact_matrix_rank(target)
-    if not target.polynomial:
-        raise ValueError(f"{target.name} is not polynomial (e.g. softmax): only float_rank applies")
     p = _modp.DEFAULT_PRIME if prime is None else _checks.prime(prime)
     rng = np.random.default_rng(_checks.seed(seed))
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
+    if not target.polynomial:
+        return _ball_certify(target, params, p, rng, n_inputs)
     if params is None:
         point = [rng.integers(0, p, size=s).astype(np.float64) for s in target.shapes]
     else:

@@ -42,8 +42,9 @@ def fmt(value: Any, spec: str = "") -> str:
         A number, None, a rank result, or anything with a ``str``.
     spec : str
         ``""``: integers as they are, None as ``"–"``, floats with three significant digits,
-        except non-zero values below :data:`lsa_lib.tolerances.ROUNDOFF`, printed as
-        ``"< 1e-12"``; ``"order"``: the power of ten at or below a positive number, e.g.
+        except floats below :data:`lsa_lib.tolerances.ROUNDOFF` in absolute value, zero
+        included, printed as ``"< 1e-12"`` (whether a round-off difference comes out as
+        exactly zero depends on the machine); ``"order"``: the power of ten at or below a positive number, e.g.
         ``3.2e8 → "1e+08"`` (for singular-value gaps); any other string is a Python format
         specification (``".2f"``, ``">5"``).
 
@@ -59,7 +60,7 @@ def fmt(value: Any, spec: str = "") -> str:
     if spec:
         return format(value, spec)
     if isinstance(value, (float, np.floating)):
-        if value != 0 and abs(value) < ROUNDOFF:
+        if abs(value) < ROUNDOFF:
             return f"< {ROUNDOFF:.0e}"
         return f"{value:.3g}"
     return str(value)

@@ -315,8 +315,11 @@ def test_bad_arguments() -> None:
         exact_rank(param, [np.full((1, 2), 0.5), np.ones((1, 2)), np.ones((2, 2))])
     with pytest.raises(TypeError):
         exact_rank(param, "not a list")
-    with pytest.raises(ValueError, match="not polynomial"):
-        exact_rank(network_parametrization((2, 2), (1,), normalizer="exp"))
+    softmax = network_parametrization((2, 2), (1,), normalizer="exp")
+    with pytest.raises(ValueError, match="finite"):  # a ball needs a finite centre
+        exact_rank(softmax, [np.full((1, 2), np.inf), np.ones((1, 2)), np.ones((2, 2))])
+    with pytest.raises(ValueError):
+        exact_rank(softmax, [np.ones((2, 2))] * 3)
     with pytest.raises(TypeError):
         network_parametrization((2, 2), (1,), normalizer=True)
 

@@ -12,7 +12,7 @@ from lsa_lib.report import Table, _explore, _parse, dimension_table, explorer, f
 
 def test_fmt_keeps_round_off_and_gaps_stable():
     assert fmt(None) == "–" and fmt(7) == "7" and fmt((2, 3)) == "(2, 3)" and fmt(True) == "True"
-    assert fmt(0.0) == "0" and fmt(0.31234) == "0.312" and fmt(-1234.5) == "-1.23e+03"
+    assert fmt(0.0) == "< 1e-12" and fmt(0.31234) == "0.312" and fmt(-1234.5) == "-1.23e+03"
     # non-zero values below ROUNDOFF = 1e-12 are printed as a bound, whatever their last bits
     assert fmt(3.1e-16) == fmt(-8.9e-13) == fmt(np.float32(1e-20)) == "< 1e-12"
     assert fmt(3.2e8, "order") == "1e+08" and fmt(9.99e-3, "order") == "1e-03"

@@ -262,6 +262,15 @@ def _layout_problems(page, label: str) -> list[str]:
             f"{label}: {block['lines']} {block['kind']} line(s) cut off (box fits "
             f"{block['fits']} characters), e.g. {block['example']!r}"
         )
+    squashed = page.evaluate(
+        """() => [...document.querySelectorAll('.bd-article img')]
+          .filter(i => i.complete && i.naturalWidth > 0 && i.clientWidth > 0)
+          .filter(i => Math.abs(i.clientWidth / i.clientHeight
+                                - i.naturalWidth / i.naturalHeight)
+                       > 0.02 * i.naturalWidth / i.naturalHeight)
+          .map(i => i.src.split('/').pop())"""
+    )
+    problems += [f"{label}: image drawn out of proportion: {src}" for src in squashed]
     return problems
 
 
