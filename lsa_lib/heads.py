@@ -22,6 +22,7 @@ and, for scalar outputs, exchange values (:func:`exchange_values`); softmax head
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -599,16 +600,20 @@ def multihead_dimension(
     *,
     normalizer: str | None = None,
     t: int = 3,
+    method: str | None = None,
     seed: int = 0,
+    weight_scale: float = 1.0,
 ) -> tuple[ExactRank | FloatRank, int]:
     """The dimension of the standard multi-head layer, and the count of its per-head symmetries.
 
     The layer ``X ↦ Σ_h O_h V_h X S_h(X)`` of :func:`multihead_attention` with output maps.
-    Lightning: certified bounds (:func:`lsa_lib.rank.exact_rank` at a random integer point;
-    the upper bound is the smaller of ``P`` minus the rank of the symmetry tangents and
-    :func:`cubic_map_dimension`, which bounds every sum of lightning heads). Normalized: the
-    float64 Jacobian rank read at its largest gap (:func:`lsa_lib.rank.float_rank`).
-    Explained in :doc:`/book/07_beyond`.
+    ``"exact"`` (the default for lightning): certified bounds from
+    :func:`lsa_lib.rank.exact_rank`, the upper bound ``P`` minus the rank of the symmetry
+    tangents of :func:`multihead_parametrization` (for lightning also at most
+    :func:`cubic_map_dimension`, which bounds every sum of lightning heads); for a normalized
+    layer the lower bound is a Jacobian minor proven non-zero in ball arithmetic. ``"float"``
+    (the default with a normalizer): the float64 Jacobian rank read at its largest gap
+    (:func:`lsa_lib.rank.float_rank`). Explained in :doc:`/book/07_beyond`.
 
     Parameters
     ----------
@@ -621,13 +626,18 @@ def multihead_dimension(
         None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (``"exp"``).
     t : int
         Tokens per input (at least 2).
+    method : {"exact", "float"}, optional
+        Default ``"exact"`` for lightning, ``"float"`` with a normalizer.
     seed : int
         Seeds the point and the inputs.
+    weight_scale : float
+        The float engines' random point is ``weight_scale`` times standard normal (wide softmax
+        layers need a smaller scale to keep their scores of order one).
 
     Returns
     -------
     reading : lsa_lib.rank.ExactRank or lsa_lib.rank.FloatRank
-        Lightning: ``.lower``, ``.upper``, ``.certified``; normalized: ``.rank``, ``.gap``.
+        ``.lower``, ``.upper``, ``.certified`` (exact); ``.rank``, ``.gap`` (float).
     count : int
         Parameters minus the fibers of the per-head products ``A_h = K_hᵀ Q_h`` and
         ``W_h = O_h V_h``: ``Σ_h [r_k (2d − r_k) + r_v (d + d_out − r_v)]`` with
@@ -637,14 +647,20 @@ def multihead_dimension(
     Raises
     ------
     lsa_lib.rank.RankAmbiguityError
-        If a normalized layer's singular values show no gap of at least
-        :data:`lsa_lib.tolerances.GAP_MIN`.
+        If a float reading shows no gap of at least :data:`lsa_lib.tolerances.GAP_MIN`.
     """
     param = multihead_parametrization(d, d_out, t=t, heads=heads, normalizer=normalizer)
     count = param.predicted
     assert count is not None
-    if not param.polynomial:
-        return float_rank(param, seed=seed), count
-    c = exact_rank(param, seed=seed)
-    upper = min(c.upper, cubic_map_dimension(d, d_out))
-    return ExactRank(c.lower, upper, c.n_params, c.prime, c.n_inputs), count
+    default = "exact" if param.polynomial else "float"
+    method = _checks.choice(default if method is None else method, "method", ("exact", "float"))
+    scale = _checks.real(weight_scale, "weight_scale", positive=True)
+    if method == "float":
+        return float_rank(param, seed=seed, weight_scale=scale), count
+    if param.polynomial:
+        c = exact_rank(param, seed=seed)
+        upper = min(c.upper, cubic_map_dimension(d, d_out))
+        return replace(c, upper=upper), count
+    rng = np.random.default_rng(_checks.seed(seed))
+    point = [scale * rng.standard_normal(s) for s in param.shapes]
+    return exact_rank(param, point, seed=seed), count

@@ -364,3 +364,20 @@ def test_output_heads_bad_inputs():
         multihead_dimension(3, 2, [(2, 0)])
     with pytest.raises(ValueError, match="at least 2"):
         multihead_dimension(3, 2, [(2, 2)], t=1)
+
+
+@pytest.mark.parametrize(("d", "d_out", "sizes"), [(4, 1, [(2, 2)]), (3, 2, [(1, 1), (4, 4)])])
+def test_softmax_dimension_certified_by_ball_arithmetic(d, d_out, sizes):
+    exact, count = multihead_dimension(d, d_out, sizes, normalizer="exp", method="exact")
+    assert exact.certified and exact.lower_by == "ball" and exact.rank == count
+
+
+def test_multihead_dimension_options():
+    light, _ = multihead_dimension(3, 3, [(3, 3), (3, 3)], method="float")
+    assert light.rank == 32 and light.gap > 1e8  # the float engine on lightning heads
+    wide, count = multihead_dimension(8, 8, [(8, 8)], normalizer="exp", weight_scale=8**-0.5)
+    assert wide.rank == count == 128
+    with pytest.raises(ValueError, match="method"):
+        multihead_dimension(3, 3, [(2, 2)], method="symbolic")
+    with pytest.raises(ValueError, match="weight_scale"):
+        multihead_dimension(3, 3, [(2, 2)], normalizer="exp", weight_scale=0.0)
