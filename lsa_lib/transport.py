@@ -354,7 +354,9 @@ def learned_transport_parametrization(
         antisymmetric matrices ``Kᵀ T_0 Q``, supported on the ``(2a − d)``-dimensional
         intersection of the row spaces of ``K`` and ``Q``, are invisible). Flat: generators
         ``GL_a`` by conjugation (``δQ = EQ``, ``δK = −Eᵀ K``, ``δR = ER − RE``) and the value
-        scaling; ``predicted = P − a² − 1`` for ``a ≤ d`` (else None).
+        scaling; ``predicted = P − a² − 1 = 2ad + dd' − 1`` for ``a ≤ d`` and ``t ≥ 3`` (for
+        ``t = 2`` the curved count, ``C(2a − d, 2)`` less: with two tokens there is no loop,
+        and the two connections give the same functions), None for ``a > d``.
 
     Raises
     ------
@@ -425,6 +427,7 @@ def learned_transport_parametrization(
 def _flat_parametrization(d: int, d_out: int, a: int, t: int) -> Parametrization:
     """Causal transport by the powers of a learned ``R`` (blocks ``Q, K, V, R``)."""
     E = [np.diag(np.eye(t, dtype=np.int64)[i]) for i in range(t)]
+    m = max(0, 2 * a - d)
 
     def forward(params: Sequence[Any], X: Any) -> Any:
         Q, K, V, R = params
@@ -460,7 +463,9 @@ def _flat_parametrization(d: int, d_out: int, a: int, t: int) -> Parametrization
         input_shape=(d, t),
         forward=forward,
         generators=generators,
-        predicted=2 * a * d + d * d_out - 1 if a <= d else None,
+        predicted=2 * a * d + d * d_out - 1 - (m * (m - 1) // 2 if t == 2 else 0)
+        if a <= d
+        else None,
     )
 
 

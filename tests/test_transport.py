@@ -8,7 +8,7 @@ import sympy
 import torch
 
 from lsa_lib.lightning import attention_layer
-from lsa_lib.rank import exact_rank, float_jacobian
+from lsa_lib.rank import exact_rank, float_jacobian, float_rank
 from lsa_lib.symmetries import change_attention_basis
 from lsa_lib.transport import (
     commutant_basis,
@@ -358,3 +358,15 @@ def test_holonomy_bad_inputs():
             np.ones((2, 2, 2)),
             causal=1,
         )
+
+
+@pytest.mark.parametrize(("d", "d_out", "a"), [(3, 3, 3), (4, 2, 3), (2, 2, 2)])
+def test_flat_prediction_with_two_tokens(d, d_out, a):
+    """t = 2: no loop, the flat and the curved connection give one function space."""
+    flat = learned_transport_parametrization(d, d_out, a, 2, causal=True, flat=True)
+    curved = exact_rank(learned_transport_parametrization(d, d_out, a, 2, causal=True))
+    reading = float_rank(flat, seed=1)
+    assert reading.gap > 1e6 and reading.rank == flat.predicted
+    assert curved.lower <= flat.predicted <= curved.upper
+    three = learned_transport_parametrization(d, d_out, a, 3, causal=True, flat=True)
+    assert exact_rank(three).rank == three.predicted == 2 * a * d + d * d_out - 1
