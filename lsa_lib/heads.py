@@ -1,18 +1,28 @@
-"""Several lightning heads summed: ``X ↦ Σ_h V_h X Xᵀ K_hᵀ Q_h X`` (:doc:`/book/07_beyond`).
+"""Multi-head attention: summed heads, and the standard layer with output maps (:doc:`/book/07_beyond`).
 
-Each head has its own ``(Q_h, K_h, V_h)`` and there is no output projection (a projection
-``W_O`` only multiplies each ``V_h`` on the left: more parameters, no more functions). Head
-indices are 1-based. Besides the per-head scaling and change of basis
-(:func:`lsa_lib.symmetries.scale_layers`, :func:`lsa_lib.symmetries.change_attention_basis`)
-and the permutations of the heads, the book finds head mixing (:func:`mix_heads`, ``a ≥ d``),
-rank-keeping moves of one head's attention matrix inside the span of all of them
-(``a = d − 1``), and for scalar outputs the moves of :func:`exchange_values`. A variant the
-book investigates on its own.
+Two forms, both lightning or normalized (``normalizer``, as in
+:func:`lsa_lib.lightning.attention_layer`):
+
+* **summed heads** ``X ↦ Σ_h V_h X S_h(X)``, every head a triple ``(Q_h, K_h, V_h)`` with
+  ``V_h`` of shape ``(d_out, d)`` and one attention dimension ``a`` (the book's first model);
+* **the standard layer** ``X ↦ Σ_h O_h V_h X S_h(X)``, every head a quadruple
+  ``(Q_h, K_h, V_h, O_h)`` with ``Q_h, K_h ∈ R^{d_k×d}``, ``V_h ∈ R^{d_v×d}``,
+  ``O_h ∈ R^{d_out×d_v}`` (the per-head blocks of the transformer's output projection), sizes
+  ``(d_k, d_v)`` free per head.
+
+``S_h(X)`` is the score matrix ``Xᵀ K_hᵀ Q_h X`` (lightning) or its normalization. Head
+indices are 1-based. Each head depends on its weights only through ``A_h = K_hᵀ Q_h`` and
+``W_h = O_h V_h``; the changes of basis inside these two products, the permutations of heads
+and (lightning) the per-head scaling are symmetries. Lightning heads can also mix
+(:func:`mix_heads`, ``a ≥ d``), move inside the span of all attention matrices (``a = d − 1``)
+and, for scalar outputs, exchange values (:func:`exchange_values`); softmax heads cannot
+(:func:`multihead_dimension` compares both with the count of the per-head symmetries).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,8 +31,8 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from ._checks import Array
-from .lightning import Layer, _layer
-from .rank import Parametrization
+from .lightning import Layer, _layer, _normalizer
+from .rank import ExactRank, FloatRank, Parametrization, exact_rank, float_rank
 from .symmetries import (
     _adj,
     _attention_fiber_dimension,
@@ -38,6 +48,7 @@ __all__ = [
     "exchange_values",
     "cubic_map_dimension",
     "multihead_parametrization",
+    "multihead_dimension",
 ]
 
 
@@ -53,26 +64,94 @@ def _heads(heads: Any, like: Any = None) -> list[tuple[Any, ...]]:
     return checked
 
 
-def multihead_attention(X: ArrayLike, heads: Sequence[Layer]) -> Array:
-    """The sum of ``H`` lightning heads ``Σ_h V_h X Xᵀ K_hᵀ Q_h X`` (:doc:`/book/07_beyond`).
+def _output_heads(heads: Any, like: Any = None) -> list[tuple[Any, ...]]:
+    """Checked ``(Q, K, V, O)`` heads: ``Q, K`` ``(d_k, d)``, ``V`` ``(d_v, d)``, ``O`` ``(d_out, d_v)``."""
+    out: list[tuple[Any, ...]] = []
+    d = d_out = None
+    for h, head in enumerate(heads, start=1):
+        Q, K, V, O = (
+            _checks.array(M, f"{name} of head {h}", like=like)
+            for M, name in zip(head, "QKVO", strict=True)
+        )
+        _checks.layer_shapes_fit(Q, K, V, f" of head {h}")
+        if len(O.shape) != 2 or O.shape[1] != V.shape[0]:
+            raise ValueError(
+                f"O of head {h} must have shape (d_out, d_v) with d_v = {V.shape[0]} (the rows "
+                f"of V), got O {tuple(O.shape)}"
+            )
+        if d is None:
+            d, d_out = Q.shape[1], O.shape[0]
+        elif Q.shape[1] != d or O.shape[0] != d_out:
+            raise ValueError(
+                f"all heads must read width d = {d} and write width d_out = {d_out}; head {h} "
+                f"has Q {tuple(Q.shape)} and O {tuple(O.shape)}"
+            )
+        out.append((Q, K, V, O))
+    return out
+
+
+def _form(heads: Any) -> int:
+    """3 (summed heads) or 4 (heads with output maps), from the structure of ``heads``."""
+    if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
+        raise ValueError("heads must be a non-empty list of (Q, K, V) or (Q, K, V, O) tuples")
+    sizes = {len(h) if isinstance(h, (tuple, list)) else None for h in heads}
+    if sizes == {4}:
+        return 4
+    if sizes == {3}:
+        return 3
+    raise TypeError(
+        "heads must be all (Q, K, V) triples (summed heads) or all (Q, K, V, O) quadruples "
+        f"(heads with output maps); got tuples of sizes {sorted(map(str, sizes))}"
+    )
+
+
+def multihead_attention(
+    X: ArrayLike, heads: Sequence[Sequence[ArrayLike]], normalizer: str | None = None
+) -> Array:
+    """A multi-head layer: ``Σ_h V_h X S_h(X)`` or, with output maps, ``Σ_h O_h V_h X S_h(X)``.
+
+    ``S_h(X)`` holds the scores ``K_h x_i · Q_h x_j`` (lightning) or their normalization over
+    the keys ``i``; every head is one call of the library's attention kernel, the output map
+    applied after it. Explained in :doc:`/book/07_beyond`.
 
     Parameters
     ----------
     X : array-like or torch.Tensor, shape=[..., d, t]
-    heads : sequence of (Q, K, V)
-        Every head with ``Q_h, K_h`` of shape ``(a, d)`` and ``V_h`` of shape ``(d_out, d)``.
+    heads : sequence of (Q, K, V) or of (Q, K, V, O)
+        Triples: summed heads, ``Q_h, K_h`` of one shape ``(a, d)``, ``V_h`` of shape
+        ``(d_out, d)``. Quadruples: the standard layer, ``Q_h, K_h`` of shape ``(d_k, d)``,
+        ``V_h`` of shape ``(d_v, d)``, ``O_h`` of shape ``(d_out, d_v)``, ``d_k`` and ``d_v``
+        free per head.
+    normalizer : str, optional
+        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (``"exp"``: softmax).
 
     Returns
     -------
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
+
+    Raises
+    ------
+    ValueError
+        On shapes that do not fit (every head must read ``d`` and write ``d_out``).
+    TypeError
+        If triples and quadruples are mixed, or an entry is not numeric.
     """
+    S = _normalizer(normalizer)
     like = _checks.torch_like(X, heads)
+    if _form(heads) == 4:
+        checked = _output_heads(heads, like)
+        X = _checks.array(X, "X", like=like)
+        _checks.tokens_fit(X, checked[0][0], "Q_1 and K_1")
+        out = checked[0][3] @ _layer(X, *checked[0][:3], S)
+        for Q, K, V, O in checked[1:]:
+            out = out + O @ _layer(X, Q, K, V, S)
+        return out
     checked = _heads(heads, like)
     X = _checks.array(X, "X", like=like)
     _checks.tokens_fit(X, checked[0][0])
-    out = _layer(X, *checked[0])
+    out = _layer(X, *checked[0], S)
     for head in checked[1:]:
-        out = out + _layer(X, *head)
+        out = out + _layer(X, *head, S)
     return out
 
 
@@ -230,58 +309,358 @@ def _mixing_generators(params: Sequence[Any], H: int, a: int, d: int) -> list[li
     return gens
 
 
+def _head_sizes(heads: Any) -> list[tuple[int, int]]:
+    if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
+        raise ValueError("heads must be a non-empty list of (d_k, d_v) pairs, one per head")
+    out = []
+    for h, pair in enumerate(heads, start=1):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"head {h} must be a (d_k, d_v) pair of sizes, got {pair!r}")
+        out.append(
+            (_checks.size(pair[0], f"d_k of head {h}"), _checks.size(pair[1], f"d_v of head {h}"))
+        )
+    return out
+
+
+def _product_dimension(rows: int, inner: int, cols: int) -> int:
+    """The dimension of the ``rows × cols`` matrices of rank ``≤ inner``: ``r (rows + cols − r)``."""
+    r = min(rows, inner, cols)
+    return r * (rows + cols - r)
+
+
+def _count(d: int, d_out: int, sizes: Sequence[tuple[int, int]], lightning: bool) -> int:
+    """``Σ_h [r_k (2d − r_k) + r_v (d + d_out − r_v)]``, minus ``H`` for lightning."""
+    total = sum(_product_dimension(d, dk, d) + _product_dimension(d_out, dv, d) for dk, dv in sizes)
+    return total - len(sizes) if lightning else total
+
+
+def _projector(M: Any) -> Any:
+    """``det(M Mᵀ) I − Mᵀ adj(M Mᵀ) M``: a multiple of the projection onto ``ker M`` (exact)."""
+    G = M @ M.T
+    n = M.shape[1]
+    return _det(G) * np.eye(n, dtype=int).astype(object) - M.T @ _adj(G) @ M
+
+
+def _output_generators(
+    params: Sequence[Any], sizes: Sequence[tuple[int, int]], lightning: bool, mixing: bool
+) -> list[list[Any]]:
+    """Symmetry tangents of heads with output maps (blocks ``Q_h, K_h, V_h, O_h``)."""
+    P = [_obj(p) for p in params]
+    H, gens = len(sizes), []
+    d, d_out = P[0].shape[1], P[3].shape[0]
+    for h, (dk, dv) in enumerate(sizes):
+        Q, K, V, O = P[4 * h : 4 * h + 4]
+        for r in range(dk):  # GL_{d_k} on (Q, K): (E Q, −Eᵀ K)
+            for c in range(dk):
+                g = _zeros_like(P)
+                g[4 * h][r], g[4 * h + 1][c] = Q[c], -K[r]
+                gens.append(g)
+        for r in range(dv):  # GL_{d_v} on (V, O): (E V, −O E)
+            for c in range(dv):
+                g = _zeros_like(P)
+                g[4 * h + 2][r], g[4 * h + 3][:, c] = V[c], -O[:, r]
+                gens.append(g)
+        # the rest of the fiber of (V, O) ↦ O V: V moves in ker O (d_v > d_out), O in ker Vᵀ
+        # (d_v > d); beyond GL_{d_v} only when d_v lies strictly between d_out and d
+        if dv > d_out:
+            Pi = _projector(O)
+            for r in range(dv):
+                for c in range(d):
+                    g = _zeros_like(P)
+                    g[4 * h + 2][:, c] = Pi[:, r]
+                    gens.append(g)
+        if dv > d:
+            Pi = _projector(V.T)
+            for r in range(d_out):
+                for c in range(dv):
+                    g = _zeros_like(P)
+                    g[4 * h + 3][r] = Pi[c]
+                    gens.append(g)
+        if lightning:  # the scaling (c Q_h, c⁻¹ O_h)
+            g = _zeros_like(P)
+            g[4 * h], g[4 * h + 3] = Q.copy(), -O
+            gens.append(g)
+    if lightning and mixing and H > 1:
+        gens += _head_moves(P, sizes, d, d_out)
+    return gens
+
+
+def _value_lift(V: Any, O: Any, d: int) -> tuple[Any, Any, Any]:
+    """``(c, left, right)``: ``c δW = O (left δW)`` or ``= (δW right) V`` (``W = O V`` free)."""
+    if V.shape[0] >= d:
+        N = V.T @ V
+        return _det(N), None, _adj(N) @ V.T  # δO = δW adj(N) Vᵀ
+    M = O @ O.T
+    return _det(M), O.T @ _adj(M), None  # δV = Oᵀ adj(M) δW
+
+
+def _lift(P: list[Any], g: list[Any], h: int, lift: tuple[Any, Any, Any], dW: Any) -> None:
+    """Write the ``(δV_h, δO_h)`` with ``δ(O_h V_h) = c_h dW`` into the tangent ``g``."""
+    _, left, right = lift
+    if left is not None:
+        g[4 * h + 2] = g[4 * h + 2] + left @ dW
+    else:
+        g[4 * h + 3] = g[4 * h + 3] + dW @ right
+
+
+def _head_moves(
+    P: list[Any], sizes: Sequence[tuple[int, int]], d: int, d_out: int
+) -> list[list[Any]]:
+    """Lightning moves between heads with output maps, where the ranks allow them.
+
+    With ``A_h = K_hᵀ Q_h`` and ``W_h = O_h V_h`` the layer depends on ``Σ_h W_h ⊗ A_h`` only.
+    ``W_h`` is *free* when ``d_v ≥ min(d, d_out)``, ``A_l`` when ``d_k ≥ d``. Three families of
+    tangents (each multiplied by determinants to stay polynomial):
+
+    * mixing, ``W_h`` free and ``A_l`` free: ``δW_h ∝ W_l``, ``δA_l ∝ −A_h``;
+    * exchange, ``d_out = 1`` and ``A_l`` free: ``δA_h ∝ w_l uᵀ``, ``δA_l ∝ −w_h uᵀ`` with
+      ``u`` a row of ``Q_h`` (scalar values commute);
+    * rank-keeping, ``d_k = d − 1`` for head ``h`` and ``W_l, W_m`` free:
+      ``δA_h ∝ τ_m A_l − τ_l A_m`` with ``τ_l = tr(adj(A_h) A_l)`` (tangent to ``det = 0``),
+      ``δW_l ∝ −τ_m W_h``, ``δW_m ∝ τ_l W_h``.
+    """
+    H = len(sizes)
+    Qs, Ks, Vs, Os = P[0::4], P[1::4], P[2::4], P[3::4]
+    As = [K.T @ Q for Q, K in zip(Qs, Ks, strict=True)]
+    Ws = [O @ V for V, O in zip(Vs, Os, strict=True)]
+    lifts = [
+        _value_lift(Vs[h], Os[h], d) if dv >= min(d, d_out) else None
+        for h, (_, dv) in enumerate(sizes)
+    ]
+    free_A = [dk >= d for dk, _ in sizes]
+    Ms = [Q.T @ Q if free else None for Q, free in zip(Qs, free_A, strict=True)]
+    out = []
+    for h in range(H):
+        for l in range(H):
+            if l == h or not free_A[l]:
+                continue
+            dM, lift_A = _det(Ms[l]), _adj(Ms[l]) @ Qs[l].T  # δK_l = −(B lift_A)ᵀ: δA_l = −dM B
+            if lifts[h] is not None:  # mixing
+                g = _zeros_like(P)
+                g[4 * l + 1] = -lifts[h][0] * (As[h] @ lift_A).T
+                _lift(P, g, h, lifts[h], dM * Ws[l])
+                out.append(g)
+            if d_out == 1:  # exchange
+                for r in range(min(sizes[h][0], d)):
+                    u = Qs[h][r : r + 1]
+                    g = _zeros_like(P)
+                    g[4 * h + 1][r] = dM * Ws[l][0]  # δK_hᵀ Q_h = dM w_l uᵀ
+                    g[4 * l + 1] = -(Ws[h].T @ u @ lift_A).T
+                    out.append(g)
+    for h, (dk, _) in enumerate(sizes):
+        others = [l for l in range(H) if l != h and lifts[l] is not None]
+        if dk != d - 1 or len(others) < 2:
+            continue
+        Q, K = Qs[h], Ks[h]
+        adjA, GQ, GK = _adj(As[h]), Q @ Q.T, K @ K.T
+        dQQ, dKK = _det(GQ), _det(GK)
+        proj = dQQ * np.eye(d, dtype=int).astype(object) - Q.T @ _adj(GQ) @ Q
+        tau = {l: np.trace(adjA @ As[l]) for l in others}
+        for i, l in enumerate(others):
+            for m in others[i + 1 :]:
+                cl, cm = lifts[l][0], lifts[m][0]
+                B = cl * cm * (tau[m] * As[l] - tau[l] * As[m])  # tangent to {det = 0} at A_h
+                g = _zeros_like(P)
+                # δK_hᵀ Q_h + K_hᵀ δQ_h = dQQ dKK B (B is tangent: (1 − P_K) B (1 − P_Q) = 0)
+                g[4 * h + 1] = dKK * (_adj(GQ).T @ Q @ B.T)
+                g[4 * h] = _adj(GK) @ K @ B @ proj
+                _lift(P, g, l, lifts[l], -(dQQ * dKK * cm * tau[m]) * Ws[h])
+                _lift(P, g, m, lifts[m], (dQQ * dKK * cl * tau[l]) * Ws[h])
+                out.append(g)
+    return out
+
+
 def multihead_parametrization(
-    d: int, d_out: int, a: int, H: int, t: int = 3, mixing: bool = True
+    d: int,
+    d_out: int,
+    a: int | None = None,
+    H: int | None = None,
+    t: int = 3,
+    mixing: bool = True,
+    *,
+    heads: Sequence[tuple[int, int]] | None = None,
+    normalizer: str | None = None,
 ) -> Parametrization:
-    """``H`` summed heads as a map for the rank engine (:doc:`/book/07_beyond`).
+    """A multi-head layer as a map for the rank engine (:doc:`/book/07_beyond`).
+
+    Either ``H`` summed heads of attention dimension ``a`` (blocks ``Q_1, K_1, V_1, …``), or,
+    with ``heads``, the standard layer with output maps (blocks ``Q_1, K_1, V_1, O_1, …``).
 
     Parameters
     ----------
-    d, d_out, a : int
-        Input width, output width, attention dimension of every head.
-    H : int
-        The number of heads.
+    d, d_out : int
+        Input and output width.
+    a, H : int, optional
+        Summed heads: the attention dimension of every head and the number of heads.
     t : int
         Tokens per input (at least 2).
     mixing : bool
-        Include, besides per-head scaling and ``GL_a``, the head-mixing tangents (``a ≥ d``),
-        the rank-keeping moves (``a = d − 1``) and the exchange moves (``d_out = 1``).
+        Lightning only: include, besides the per-head symmetries, the head-mixing tangents
+        (``a ≥ d``), the rank-keeping moves (``a = d − 1``) and the exchange moves
+        (``d_out = 1``). With output maps they are lifted through ``W_h = O_h V_h`` when every
+        head has the same ``d_k`` and ``d_v ≥ min(d, d_out)``.
+    heads : sequence of (d_k, d_v), optional
+        The standard layer: one pair per head (then ``a`` and ``H`` stay None).
+    normalizer : str, optional
+        None (lightning, polynomial) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (the
+        float engine only; the generators are then the changes of basis alone).
 
     Returns
     -------
     lsa_lib.rank.Parametrization
-        Blocks ``Q_1, K_1, V_1, …, Q_H, K_H, V_H``. ``predicted``: with ``mixing``, the book's
-        conjecture ``min(cubic_map_dimension, P − H·f − H·max(1, H − (d − r)²))`` with ``f``
-        the fiber dimension of ``(Q, K) ↦ A`` and ``r = min(a, d)`` (None for ``d_out = 1``,
-        ``H ≥ 2``: scalar values allow further moves); without, the per-head count
-        ``P − H (f + 1)``.
+        Summed heads: ``predicted`` is, with ``mixing``, the book's conjecture
+        ``min(cubic_map_dimension, P − H·f − H·max(1, H − (d − r)²))`` with ``f`` the fiber
+        dimension of ``(Q, K) ↦ A`` and ``r = min(a, d)`` (None for ``d_out = 1``, ``H ≥ 2``);
+        without, or with a normalizer, the per-head count ``P − H (f + 1)`` (``P − H f``).
+        Output maps: ``predicted`` is the count of the per-head symmetries,
+        ``Σ_h [r_k (2d − r_k) + r_v (d + d_out − r_v)]`` with ``r_k = min(d_k, d)``,
+        ``r_v = min(d_v, d, d_out)``, minus ``H`` for lightning; the generators span the
+        fibers of ``(Q_h, K_h) ↦ K_hᵀ Q_h`` and ``(V_h, O_h) ↦ O_h V_h`` (``GL_{d_k}``,
+        ``GL_{d_v}`` and, for ``d_v`` strictly between ``d_out`` and ``d``, the moves of
+        ``V_h`` inside ``ker O_h`` or of ``O_h`` against the column space of ``V_h``), the
+        lightning scaling and the lifted mixing.
+
+    Raises
+    ------
+    ValueError
+        If both or neither of ``(a, H)`` and ``heads`` are given, or a size is not positive.
     """
     d, d_out = _checks.size(d, "d"), _checks.size(d_out, "d_out")
-    a, H, t = _checks.size(a, "a"), _checks.size(H, "H"), _checks.tokens(t, minimum=2)
+    t, S = _checks.tokens(t, minimum=2), _normalizer(normalizer)
     mixing = _checks.flag(mixing, "mixing")
+    if heads is not None:
+        if a is not None or H is not None:
+            raise ValueError("give either a and H (summed heads) or heads=[(d_k, d_v), ...]")
+        return _output_parametrization(d, d_out, _head_sizes(heads), t, normalizer, mixing)
+    if a is None or H is None:
+        raise ValueError("give a and H (summed heads) or heads=[(d_k, d_v), ...] (output maps)")
+    a, H = _checks.size(a, "a"), _checks.size(H, "H")
     P, f, r = H * (2 * a * d + d_out * d), _attention_fiber_dimension(a, d), min(a, d)
-    if not mixing:
-        predicted: int | None = P - H * (f + 1)
+    if S is not None:
+        predicted: int | None = P - H * f
+    elif not mixing:
+        predicted = P - H * (f + 1)
     elif d_out == 1 and H > 1:
         predicted = None
     else:
         predicted = min(cubic_map_dimension(d, d_out), P - H * f - H * max(1, H - (d - r) ** 2))
 
     def forward(params: Sequence[Any], X: Any) -> Any:
-        out = _layer(X, *params[0:3])
+        out = _layer(X, *params[0:3], S)
         for h in range(1, H):
-            out = out + _layer(X, *params[3 * h : 3 * h + 3])
+            out = out + _layer(X, *params[3 * h : 3 * h + 3], S)
         return out
 
     def generators(params: Sequence[Any]) -> list[list[Any]]:
         gens = _triple_generators(params, H)
+        if S is not None:  # the scaling tangents (Q, 0, −V) are not symmetries
+            gens = [g for k, g in enumerate(gens) if k % (a * a + 1)]
+            return gens
         return gens + _mixing_generators(params, H, a, d) if mixing else gens
 
     return Parametrization(
-        name=f"{H} heads d={d} d'={d_out} a={a}",
+        name=f"{H} heads d={d} d'={d_out} a={a}" + (f" {normalizer}" if S else ""),
         shapes=tuple(s for _ in range(H) for s in ((a, d), (a, d), (d_out, d))),
         input_shape=(d, t),
         forward=forward,
         generators=generators,
+        polynomial=S is None,
         predicted=predicted,
     )
+
+
+def _output_parametrization(
+    d: int, d_out: int, sizes: list[tuple[int, int]], t: int, normalizer: str | None, mixing: bool
+) -> Parametrization:
+    S = _normalizer(normalizer)
+    H = len(sizes)
+
+    def forward(params: Sequence[Any], X: Any) -> Any:
+        out = params[3] @ _layer(X, *params[0:3], S)
+        for h in range(1, H):
+            out = out + params[4 * h + 3] @ _layer(X, *params[4 * h : 4 * h + 3], S)
+        return out
+
+    label = ", ".join(f"({dk},{dv})" for dk, dv in sizes)
+    return Parametrization(
+        name=f"heads [{label}] d={d} d'={d_out} {normalizer or 'lightning'}",
+        shapes=tuple(s for dk, dv in sizes for s in ((dk, d), (dk, d), (dv, d), (d_out, dv))),
+        input_shape=(d, t),
+        forward=forward,
+        generators=lambda params: _output_generators(params, sizes, S is None, mixing),
+        polynomial=S is None,
+        predicted=_count(d, d_out, sizes, S is None),
+    )
+
+
+def multihead_dimension(
+    d: int,
+    d_out: int,
+    heads: Sequence[tuple[int, int]],
+    *,
+    normalizer: str | None = None,
+    t: int = 3,
+    method: str | None = None,
+    seed: int = 0,
+    weight_scale: float = 1.0,
+) -> tuple[ExactRank | FloatRank, int]:
+    """The dimension of the standard multi-head layer, and the count of its per-head symmetries.
+
+    The layer ``X ↦ Σ_h O_h V_h X S_h(X)`` of :func:`multihead_attention` with output maps.
+    ``"exact"`` (the default for lightning): certified bounds from
+    :func:`lsa_lib.rank.exact_rank`, the upper bound ``P`` minus the rank of the symmetry
+    tangents of :func:`multihead_parametrization` (for lightning also at most
+    :func:`cubic_map_dimension`, which bounds every sum of lightning heads); for a normalized
+    layer the lower bound is a Jacobian minor proven non-zero in ball arithmetic. ``"float"``
+    (the default with a normalizer): the float64 Jacobian rank read at its largest gap
+    (:func:`lsa_lib.rank.float_rank`). Explained in :doc:`/book/07_beyond`.
+
+    Parameters
+    ----------
+    d, d_out : int
+        Input and output width.
+    heads : sequence of (d_k, d_v)
+        One pair per head: ``Q_h, K_h ∈ R^{d_k×d}``, ``V_h ∈ R^{d_v×d}``,
+        ``O_h ∈ R^{d_out×d_v}``.
+    normalizer : str, optional
+        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (``"exp"``).
+    t : int
+        Tokens per input (at least 2).
+    method : {"exact", "float"}, optional
+        Default ``"exact"`` for lightning, ``"float"`` with a normalizer.
+    seed : int
+        Seeds the point and the inputs.
+    weight_scale : float
+        The float engines' random point is ``weight_scale`` times standard normal (wide softmax
+        layers need a smaller scale to keep their scores of order one).
+
+    Returns
+    -------
+    reading : lsa_lib.rank.ExactRank or lsa_lib.rank.FloatRank
+        ``.lower``, ``.upper``, ``.certified`` (exact); ``.rank``, ``.gap`` (float).
+    count : int
+        Parameters minus the fibers of the per-head products ``A_h = K_hᵀ Q_h`` and
+        ``W_h = O_h V_h``: ``Σ_h [r_k (2d − r_k) + r_v (d + d_out − r_v)]`` with
+        ``r_k = min(d_k, d)``, ``r_v = min(d_v, d, d_out)``, minus ``H`` for lightning (the
+        per-head scaling). The dimension if these are all the symmetries.
+
+    Raises
+    ------
+    lsa_lib.rank.RankAmbiguityError
+        If a float reading shows no gap of at least :data:`lsa_lib.tolerances.GAP_MIN`.
+    """
+    param = multihead_parametrization(d, d_out, t=t, heads=heads, normalizer=normalizer)
+    count = param.predicted
+    assert count is not None
+    default = "exact" if param.polynomial else "float"
+    method = _checks.choice(default if method is None else method, "method", ("exact", "float"))
+    scale = _checks.real(weight_scale, "weight_scale", positive=True)
+    if method == "float":
+        return float_rank(param, seed=seed, weight_scale=scale), count
+    if param.polynomial:
+        c = exact_rank(param, seed=seed)
+        upper = min(c.upper, cubic_map_dimension(d, d_out))
+        return replace(c, upper=upper), count
+    rng = np.random.default_rng(_checks.seed(seed))
+    point = [scale * rng.standard_normal(s) for s in param.shapes]
+    return exact_rank(param, point, seed=seed), count

@@ -93,12 +93,19 @@ def _normalize(S: Any, normalizer: Normalizer) -> Any:
     return E / E.sum(-2, keepdims=True) if isinstance(E, np.ndarray) else E / E.sum(-2, True)
 
 
-def _layer(X: Any, Q: Any, K: Any, V: Any, normalizer: Normalizer | None = None) -> Any:
-    """The one kernel. ``K=None`` stands for the identity (a layer in ``(A, V)`` coordinates)."""
+def _layer(
+    X: Any, Q: Any, K: Any, V: Any, normalizer: Normalizer | None = None, QX: Any = None
+) -> Any:
+    """The one kernel. ``K=None`` stands for the identity (a layer in ``(A, V)`` coordinates).
+
+    ``QX``, when given, replaces the queries ``Q @ X`` (``(..., a, t)``; a layer whose queries
+    depend on the tokens in another way, e.g. through a content-dependent metric).
+    """
     KX = X if K is None else K @ X
+    QX = Q @ X if QX is None else QX
     if normalizer is None:  # (V X)(K X)ᵀ is (d_out, a): O(t d (d_out + a)), no t × t matrix
-        return ((V @ X) @ KX.mT) @ (Q @ X)
-    return (V @ X) @ _normalize(KX.mT @ (Q @ X), normalizer)
+        return ((V @ X) @ KX.mT) @ QX
+    return (V @ X) @ _normalize(KX.mT @ QX, normalizer)
 
 
 def _const(c: ArrayLike, like: Any) -> Any:

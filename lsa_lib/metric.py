@@ -1,8 +1,14 @@
-"""Attention with a content-dependent metric, scores ``m(x_i) m(x_j) (K x_i)ᵀ(Q x_j)``.
+"""Content-dependent metrics in the scores, after the Riemannian-attention post (:doc:`/book/07_beyond`).
 
-With the linear ``m(x) = μᵀ x`` the layer is a polynomial of degree 5 in ``X``; besides the
-scaling and ``GL_a`` it has the metric scaling ``(Q, μ) ↦ (s⁻² Q, s μ)``. A variant the book
-investigates on its own, after the Riemannian-attention seed (:doc:`/book/07_beyond`).
+Two designs of the book's own:
+
+* a scalar content weight, ``s_ij = m(x_i) m(x_j) (K x_i)ᵀ(Q x_j)`` with the linear
+  ``m(x) = μᵀ x`` (:func:`metric_attention`): a polynomial of degree 5 in ``X``; besides the
+  scaling and ``GL_a`` it has the metric scaling ``(Q, μ) ↦ (s⁻² Q, s μ)``. It can be
+  negative, so it is a weight, not a metric;
+* a metric tensor, ``s_ij = (K x_i)ᵀ G(x_j) (Q x_j)`` with ``G(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ``
+  positive definite at every token (:func:`riemannian_attention`), lightning or softmax; of
+  ``GL_a`` only the conformal group ``R^* × O(a)`` survives.
 """
 
 from __future__ import annotations
@@ -15,10 +21,16 @@ from numpy.typing import ArrayLike
 
 from . import _checks
 from ._checks import Array
+from .lightning import _const, _layer, _normalizer
 from .rank import Parametrization
-from .symmetries import _attention_fiber_dimension, _obj, _triple_generators
+from .symmetries import _attention_fiber_dimension, _obj, _triple_generators, _zeros_like
 
-__all__ = ["metric_attention", "metric_parametrization"]
+__all__ = [
+    "metric_attention",
+    "metric_parametrization",
+    "riemannian_attention",
+    "riemannian_parametrization",
+]
 
 
 def _forward(X: Any, Q: Any, K: Any, V: Any, mu: Any) -> Any:
@@ -92,4 +104,160 @@ def metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametriz
         forward=lambda params, X: _forward(X, *params),
         generators=generators,
         predicted=2 * a * d + d * d_out + d - _attention_fiber_dimension(a, d) - 2,
+    )
+
+
+# =========================================================================================
+# a genuine metric: G(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ at the query
+# =========================================================================================
+def _metric_queries(X: Any, Q: Any, B: Any, r: int) -> Any:
+    """``z_j = G(x_j) Q x_j = Q x_j + Σ_k (B_k x_j) ((B_k x_j) · (Q x_j))``, shape ``(..., a, t)``.
+
+    ``B`` is stacked ``(r a, d)``: rows ``k a … (k+1) a − 1`` are ``B_k``. Only ``@``, ``*``,
+    ``+`` and integer constants, so that the exact engine runs it too.
+    """
+    a = Q.shape[0]
+    QX, BX = Q @ X, B @ X
+    ones = _const(np.ones((1, a)), X)
+    Z = QX
+    for k in range(r):
+        sel = np.zeros((a, r * a))
+        sel[np.arange(a), k * a + np.arange(a)] = 1
+        U = _const(sel, X) @ BX
+        Z = Z + U * (ones @ (U * QX))
+    return Z
+
+
+def _metric_block(B: Any, a: int, d: int, like: Any) -> tuple[Any, int]:
+    """``B`` of shape ``(r, a, d)`` or ``(a, d)`` as the stacked ``(r a, d)`` block, and ``r``."""
+    B = _checks.array(B, "B", like=like)
+    shape = tuple(B.shape)
+    if len(shape) == 2 and shape == (a, d):
+        return B, 1
+    if len(shape) == 3 and shape[1:] == (a, d):
+        return B.reshape(shape[0] * a, d), shape[0]
+    raise ValueError(
+        f"B must have shape (r, a, d) = (r, {a}, {d}) or (a, d) = ({a}, {d}), got {shape}"
+    )
+
+
+def riemannian_attention(
+    X: ArrayLike,
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    B: ArrayLike,
+    normalizer: str | None = None,
+) -> Array:
+    """Attention with a content-dependent metric tensor: ``s_ij = (K x_i)ᵀ G(x_j) (Q x_j)``.
+
+    ``G(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ`` is symmetric positive definite (at least ``I_a``) for
+    every token, so ``⟨u, v⟩_x = uᵀ G(x) v`` is an inner product on the attention space at
+    ``x``, one per token: a Riemannian metric sampled at the tokens. The book's design (the
+    Riemannian-attention post names the idea, not a formula): the metric is the one at the
+    *query* ``x_j``, where the key is compared with it; the identity keeps it positive definite
+    without constraints; the learned term has rank ``≤ r``. Column ``j`` of the output is
+    ``Σ_i w_ij V x_i`` with ``w_ij = s_ij`` (lightning, still linear in ``t``:
+    ``(V X)(K X)ᵀ Z`` with ``z_j = G(x_j) Q x_j``) or the normalized scores. Explained in
+    :doc:`/book/07_beyond`.
+
+    Parameters
+    ----------
+    X : array-like or torch.Tensor, shape=[..., d, t]
+    Q, K : array-like, shape=[a, d]
+    V : array-like, shape=[d_out, d]
+    B : array-like, shape=[r, a, d] or [a, d]
+        The learned term ``B_1, …, B_r`` (a matrix is ``r = 1``).
+    normalizer : str, optional
+        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (``"exp"``).
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
+    """
+    S = _normalizer(normalizer)
+    like = _checks.torch_like(X, Q, K, V, B)
+    Q, K, V = _checks.layer(Q, K, V, like=like)
+    X = _checks.array(X, "X", like=like)
+    _checks.tokens_fit(X, Q)
+    Bs, r = _metric_block(B, Q.shape[0], Q.shape[1], like)
+    return _layer(X, Q, K, V, S, QX=_metric_queries(X, Q, Bs, r))
+
+
+def _riemannian_generators(params: Sequence[Any], r: int, lightning: bool) -> list[list[Any]]:
+    """O(a) on ``(Q, K, B_k)``, the scalar ``(c Q, K / c)``, O(r) on the ``B_k``, the scaling."""
+    P = [_obj(p) for p in params]
+    Q, K, V, B = P
+    a = Q.shape[0]
+    gens = []
+    for p in range(a):
+        for q in range(p + 1, a):
+            W = np.zeros((a, a), dtype=object)
+            W[p, q], W[q, p] = 1, -1
+            g = _zeros_like(P)
+            g[0], g[1] = W @ Q, W @ K
+            g[3] = np.concatenate([W @ B[k * a : (k + 1) * a] for k in range(r)])
+            gens.append(g)
+    g = _zeros_like(P)
+    g[0], g[1] = Q.copy(), -K
+    gens.append(g)
+    for k in range(r):
+        for m in range(k + 1, r):
+            g = _zeros_like(P)
+            g[3][k * a : (k + 1) * a] = B[m * a : (m + 1) * a]
+            g[3][m * a : (m + 1) * a] = -B[k * a : (k + 1) * a]
+            gens.append(g)
+    if lightning:
+        g = _zeros_like(P)
+        g[0], g[2] = Q.copy(), -V
+        gens.append(g)
+    return gens
+
+
+def riemannian_parametrization(
+    d: int, d_out: int, a: int, r: int = 1, t: int = 3, normalizer: str | None = None
+) -> Parametrization:
+    """The metric-tensor layer of :func:`riemannian_attention` for the rank engine.
+
+    Explained in :doc:`/book/07_beyond`.
+
+    Parameters
+    ----------
+    d, d_out, a : int
+    r : int
+        The rank of the learned term of ``G``.
+    t : int
+        Tokens per input (at least 2).
+    normalizer : str, optional
+        None (lightning: polynomial of degree 5 in ``X``) or a key of
+        :data:`lsa_lib.lightning.NORMALIZERS` (the float engine only).
+
+    Returns
+    -------
+    lsa_lib.rank.Parametrization
+        Blocks ``Q, K, V`` and ``B`` stacked as ``(r a, d)``. Generators: ``O(a)`` acting on
+        ``Q, K`` and every ``B_k`` (``Ω ∈ so(a)``), the scalar ``(c Q, c⁻¹ K)`` (together the
+        conformal group ``R^* × O(a)``, what is left of ``GL_a``), ``O(r)`` mixing the ``B_k``
+        and, lightning only, the value scaling ``(c Q, c⁻¹ V)``. ``predicted`` is ``P`` minus
+        their orbit dimension, ``so(a)`` counted with its stabilizer ``so(a − m)``,
+        ``m = min(a, (2 + r) d)``.
+    """
+    d, d_out, a = (_checks.size(v, n) for v, n in ((d, "d"), (d_out, "d_out"), (a, "a")))
+    r, t, S = _checks.size(r, "r"), _checks.tokens(t, minimum=2), _normalizer(normalizer)
+    m = min(a, (2 + r) * d)
+    orbit = a * (a - 1) // 2 - (a - m) * (a - m - 1) // 2 + 1 + r * (r - 1) // 2
+    orbit += 1 if S is None else 0
+
+    def forward(params: Sequence[Any], X: Any) -> Any:
+        Q, K, V, B = params
+        return _layer(X, Q, K, V, S, QX=_metric_queries(X, Q, B, r))
+
+    return Parametrization(
+        name=f"metric tensor d={d} d'={d_out} a={a} r={r} {normalizer or 'lightning'}",
+        shapes=((a, d), (a, d), (d_out, d), (r * a, d)),
+        input_shape=(d, t),
+        forward=forward,
+        generators=lambda params: _riemannian_generators(params, r, S is None),
+        polynomial=S is None,
+        predicted=2 * a * d + d * d_out + r * a * d - orbit,
     )

@@ -1,11 +1,24 @@
 """Positional transport: scores ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)`` (:doc:`/book/07_beyond`).
 
-Tokens are numbered ``0, …, t−1`` in sentence order. With a fixed invertible ``R`` and
-``T_k = R^k`` (:func:`transported_attention`) an orthogonal ``R`` is rotary position
-encoding, the "discrete connection" of the Riemannian-attention seed with constant transport;
-its symmetries shrink from ``GL_a`` to the centralizer of ``R`` (:func:`commutant_basis`).
-With one learned ``a × a`` map per offset (:func:`learned_transport_attention`) it is the
-seed's learned discrete connection. A variant the book investigates on its own.
+Tokens are numbered ``0, …, t−1`` in sentence order, and ``T_{j−i}`` transports the query's
+vector from position ``j`` to the key's position ``i``: a *discrete connection* on the
+positions, the Riemannian-attention post's replacement for position encodings. The post
+proposes to learn the maps between positions; how to index them is the book's choice:
+
+* one map per **offset** ``k = j − i`` (only relative positions matter; the book's layers),
+  either the powers ``T_k = R^k`` of one invertible ``R`` (:func:`transported_attention`; an
+  orthogonal ``R`` is rotary position encoding) or one learned map per offset
+  (:func:`learned_transport_attention`);
+* **causal** attention (keys ``i ≤ j``, offsets ``k ≥ 0``), where the powers of a *learned*
+  ``R`` stay polynomial (``causal=True, flat=True``);
+* one map per **edge** ``(i, j)`` (a general connection on the complete graph of positions),
+  which :func:`holonomy` accepts for comparison; the book builds no layer on it.
+
+A connection is flat when transport around every loop of positions is the identity: the
+powers of one map are (the holonomy of :func:`holonomy` is ``R^0``), independent maps per
+offset generically are not. With a fixed ``R`` the symmetries shrink from ``GL_a`` to the
+centralizer of ``R`` (:func:`commutant_basis`); a learned flat connection keeps ``GL_a``
+acting by conjugation; a learned curved one has independent bases for keys and queries.
 """
 
 from __future__ import annotations
@@ -34,6 +47,7 @@ __all__ = [
     "commutant_basis",
     "transport_parametrization",
     "learned_transport_parametrization",
+    "holonomy",
 ]
 
 
@@ -110,8 +124,12 @@ def transported_attention(
     return ((V @ X) @ Kt.mT) @ Qt
 
 
+def _causal(causal: Any) -> bool:
+    return _checks.flag(causal, "causal")
+
+
 def learned_transport_attention(
-    X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, T: ArrayLike
+    X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, T: ArrayLike, *, causal: bool = False
 ) -> Array:
     """Lightning attention with a learned transport per offset, ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)``.
 
@@ -122,29 +140,36 @@ def learned_transport_attention(
     X : array-like or torch.Tensor, shape=[..., d, t]
     Q, K : array-like, shape=[a, d]
     V : array-like, shape=[d_out, d]
-    T : array-like, shape=[2t − 1, a, a]
-        ``T[k + t − 1]`` transports the offset ``k = j − i``.
+    T : array-like, shape=[2t − 1, a, a] or [t, a, a] (causal)
+        ``T[k + t − 1]`` transports the offset ``k = j − i``; with ``causal``, ``T[k]`` the
+        offset ``k ≥ 0``.
+    causal : bool
+        Keys ``i ≤ j`` only (``s_ij = 0`` for ``i > j``). For the flat connection pass the
+        powers ``T[k] = R^k``.
 
     Returns
     -------
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
     """
+    causal = _causal(causal)
     like = _checks.torch_like(X, Q, K, V, T)
     Q, K, V = _checks.layer(Q, K, V, like=like)
     X = _checks.array(X, "X", like=like)
     _checks.tokens_fit(X, Q)
     t, a = X.shape[-1], Q.shape[0]
     T = _checks.array(T, "T", min_ndim=3, like=like)
-    if tuple(T.shape) != (2 * t - 1, a, a):
+    n = t if causal else 2 * t - 1
+    if tuple(T.shape) != (n, a, a):
+        what = "(t, a, a)" if causal else "(2t - 1, a, a)"
         raise ValueError(
-            f"T must have shape (2t - 1, a, a) = {(2 * t - 1, a, a)} for t = {t} tokens, "
-            f"got {tuple(T.shape)}"
+            f"T must have shape {what} = {(n, a, a)} for t = {t} tokens"
+            f"{' (causal)' if causal else ''}, got {tuple(T.shape)}"
         )
     KX, QX = K @ X, Q @ X
     offsets = np.subtract.outer(np.arange(t), np.arange(t)).T  # [i, j] → j − i
     S = 0
-    for k in range(-(t - 1), t):
-        S = S + _const(offsets == k, X) * (KX.mT @ T[k + t - 1] @ QX)
+    for k in range(0 if causal else -(t - 1), t):
+        S = S + _const(offsets == k, X) * (KX.mT @ T[k if causal else k + t - 1] @ QX)
     return (V @ X) @ S
 
 
@@ -298,33 +323,59 @@ def transport_parametrization(
     )
 
 
-def learned_transport_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametrization:
-    """Learned transport per offset for the rank engine (blocks ``Q, K, V, T_{−(t−1)}, …, T_{t−1}``).
+def learned_transport_parametrization(
+    d: int, d_out: int, a: int, t: int = 3, *, causal: bool = False, flat: bool = False
+) -> Parametrization:
+    """Learned transport per offset for the rank engine (:doc:`/book/07_beyond`).
 
-    Explained in :doc:`/book/07_beyond`.
+    Three connections, all lightning: the curved one, one learned ``a × a`` map per offset
+    (blocks ``Q, K, V, T_{−(t−1)}, …, T_{t−1}``, or ``Q, K, V, T_0, …, T_{t−1}`` when
+    ``causal``), and the flat one, ``T_k = R^k`` with ``R`` learned (``flat``, causal only,
+    blocks ``Q, K, V, R``).
 
     Parameters
     ----------
     d, d_out, a : int
     t : int
-        Tokens per input (at least 2): ``2t − 1`` transport blocks ``(a, a)``.
+        Tokens per input (at least 2).
+    causal : bool
+        Keys ``i ≤ j`` only: offsets ``0, …, t − 1``.
+    flat : bool
+        ``T_k = R^k`` (needs ``causal``: negative powers of a learned ``R`` are not polynomial).
 
     Returns
     -------
     lsa_lib.rank.Parametrization
-        Generators: ``GL_a`` on the query side (``δQ = EQ``, ``δT_k = −T_k E``), on the key
-        side (``δK = EK``, ``δT_k = −Eᵀ T_k``), the value scaling (``δV = −V``, ``δT_k = T_k``)
-        and, for ``a = d``, the invisible antisymmetric part of ``Kᵀ T_0 Q``
-        (``δT_0 = adj(K)ᵀ S adj(Q)``). ``predicted`` (the book's, for ``a ≤ d``, else None):
+        Curved: generators ``GL_a`` on the query side (``δQ = EQ``, ``δT_k = −T_k E``), on the
+        key side (``δK = EK``, ``δT_k = −Eᵀ T_k``), the value scaling (``δV = −V``,
+        ``δT_k = T_k``) and, for ``a = d``, the invisible antisymmetric part of ``Kᵀ T_0 Q``
+        (``δT_0 = adj(K)ᵀ S adj(Q)``); ``predicted`` (the book's, for ``a ≤ d``, else None):
         ``P − 2a² − 1 − C(2a − d, 2)`` (offset 0 occurs only for ``i = j``, so the
         antisymmetric matrices ``Kᵀ T_0 Q``, supported on the ``(2a − d)``-dimensional
-        intersection of the row spaces of ``K`` and ``Q``, are invisible).
+        intersection of the row spaces of ``K`` and ``Q``, are invisible). Flat: generators
+        ``GL_a`` by conjugation (``δQ = EQ``, ``δK = −Eᵀ K``, ``δR = ER − RE``) and the value
+        scaling; ``predicted = P − a² − 1 = 2ad + dd' − 1`` for ``a ≤ d`` and ``t ≥ 3`` (for
+        ``t = 2`` the curved count, ``C(2a − d, 2)`` less: with two tokens there is no loop,
+        and the two connections give the same functions), None for ``a > d``.
+
+    Raises
+    ------
+    ValueError
+        If ``flat`` without ``causal``.
     """
     d, d_out, a = (_checks.size(v, n) for v, n in ((d, "d"), (d_out, "d_out"), (a, "a")))
-    t = _checks.tokens(t, minimum=2)
-    n_off = 2 * t - 1
+    t, causal = _checks.tokens(t, minimum=2), _causal(causal)
+    if _checks.flag(flat, "flat"):
+        if not causal:
+            raise ValueError(
+                "a flat learned connection T_k = R^k needs causal=True (negative offsets would "
+                "need powers of R⁻¹, which are not polynomial in R)"
+            )
+        return _flat_parametrization(d, d_out, a, t)
+    offsets = list(range(0 if causal else -(t - 1), t))
+    index = {k: n for n, k in enumerate(offsets)}  # offset → transport block
     E = [np.diag(np.eye(t, dtype=np.int64)[i]) for i in range(t)]
-    P = 2 * a * d + d * d_out + n_off * a * a
+    P = 2 * a * d + d * d_out + len(offsets) * a * a
     m = max(0, 2 * a - d)
 
     def forward(params: Sequence[Any], X: Any) -> Any:
@@ -332,8 +383,8 @@ def learned_transport_parametrization(d: int, d_out: int, a: int, t: int = 3) ->
         KXt, QX = (K @ X).mT, Q @ X
         S = None
         for i in range(t):
-            for j in range(t):
-                term = _const(E[i], X) @ (KXt @ (T[j - i + t - 1] @ QX)) @ _const(E[j], X)
+            for j in range(i if causal else 0, t):
+                term = _const(E[i], X) @ (KXt @ (T[index[j - i]] @ QX)) @ _const(E[j], X)
                 S = term if S is None else S + term
         return (V @ X) @ S
 
@@ -359,15 +410,153 @@ def learned_transport_parametrization(d: int, d_out: int, a: int, t: int = 3) ->
                     S = np.zeros((d, d), dtype=object)
                     S[r, s], S[s, r] = 1, -1
                     g = _zeros_like(Pm)
-                    g[3 + t - 1] = adjK.T @ S @ adjQ
+                    g[3 + index[0]] = adjK.T @ S @ adjQ
                     gens.append(g)
         return gens
 
     return Parametrization(
-        name=f"learned transport d={d} d'={d_out} a={a} t={t}",
-        shapes=((a, d), (a, d), (d_out, d)) + ((a, a),) * n_off,
+        name=f"learned transport d={d} d'={d_out} a={a} t={t}" + (" causal" if causal else ""),
+        shapes=((a, d), (a, d), (d_out, d)) + ((a, a),) * len(offsets),
         input_shape=(d, t),
         forward=forward,
         generators=generators,
         predicted=P - 2 * a * a - 1 - m * (m - 1) // 2 if a <= d else None,
     )
+
+
+def _flat_parametrization(d: int, d_out: int, a: int, t: int) -> Parametrization:
+    """Causal transport by the powers of a learned ``R`` (blocks ``Q, K, V, R``)."""
+    E = [np.diag(np.eye(t, dtype=np.int64)[i]) for i in range(t)]
+    m = max(0, 2 * a - d)
+
+    def forward(params: Sequence[Any], X: Any) -> Any:
+        Q, K, V, R = params
+        KXt, RkQX = (K @ X).mT, Q @ X  # R^k Q X for k = 0, 1, …
+        S = None
+        for k in range(t):
+            if k:
+                RkQX = R @ RkQX
+            scores = KXt @ RkQX
+            for i in range(t - k):
+                term = _const(E[i], X) @ scores @ _const(E[i + k], X)
+                S = term if S is None else S + term
+        return (V @ X) @ S
+
+    def generators(params: Sequence[Any]) -> list[list[Any]]:
+        Pm = [_obj(p) for p in params]
+        Q, K, V, R = Pm
+        g = _zeros_like(Pm)
+        g[0], g[2] = Q.copy(), -V
+        gens = [g]
+        for r in range(a):
+            for s in range(a):
+                Er = np.zeros((a, a), dtype=object)
+                Er[r, s] = 1
+                g = _zeros_like(Pm)
+                g[0], g[1], g[3] = Er @ Q, -(Er.T @ K), Er @ R - R @ Er
+                gens.append(g)
+        return gens
+
+    return Parametrization(
+        name=f"flat learned transport d={d} d'={d_out} a={a} t={t} causal",
+        shapes=((a, d), (a, d), (d_out, d), (a, a)),
+        input_shape=(d, t),
+        forward=forward,
+        generators=generators,
+        predicted=2 * a * d + d * d_out - 1 - (m * (m - 1) // 2 if t == 2 else 0)
+        if a <= d
+        else None,
+    )
+
+
+def _step(T: Any, i: int, j: int, kind: str, t: int, exact: bool) -> Any:
+    """The transport from position ``j`` to position ``i``."""
+    if kind == "edge":
+        return T[i][j]
+    if kind == "offset":
+        return T[j - i + t - 1]
+    if j >= i:
+        return T[j - i]
+    M = T[i - j]
+    if exact:
+        if M.det() == 0:
+            raise ValueError(
+                f"T_{i - j} is not invertible: the reverse step {j} → {i} is undefined"
+            )
+        return M.inv()
+    return _checks.inverse(M, M.shape[0], f"T_{i - j} (for the reverse step {j} → {i})")[1]
+
+
+def holonomy(
+    T: ArrayLike, loop: Sequence[int], *, causal: bool = False
+) -> NDArray[np.float64] | sympy.Matrix:
+    """Transport around a closed loop of token positions (:doc:`/book/07_beyond`).
+
+    With ``τ(j → i)`` the map from position ``j`` to position ``i``, the holonomy of the loop
+    ``p_0 → p_1 → … → p_m = p_0`` is ``τ(p_{m−1} → p_m) ⋯ τ(p_0 → p_1)`` (the first step
+    acts first). The identity for every loop means the connection is flat: transport does not
+    depend on the path. Per offset ``τ(j → i) = T_{j−i}``; for ``T_k = R^k`` every holonomy is
+    ``R^0 = I``.
+
+    Parameters
+    ----------
+    T : array-like, shape=[2t − 1, a, a], [t, a, a] (causal) or [t, t, a, a] (per edge)
+        Per offset (the book's layers): ``T[k + t − 1]`` is ``T_k``, ``k = j − i``. Causal
+        (``causal=True``): ``T[k]`` for ``k ≥ 0``, and a step backwards, from ``j`` to
+        ``i > j``, is ``T_{i−j}⁻¹`` (a connection is invertible). Per edge (a 4-dimensional
+        ``T``): ``T[i, j] = τ(j → i)``. Integers, fractions or sympy entries give an exact
+        sympy result; floats a numpy one.
+    loop : sequence of int
+        Positions ``p_0, …, p_m`` in ``0, …, t − 1`` with ``p_m = p_0`` and ``m ≥ 1``.
+    causal : bool
+        A 3-dimensional ``T`` holds the offsets ``0, …, t − 1`` only.
+
+    Returns
+    -------
+    numpy.ndarray or sympy.Matrix, shape=[a, a]
+
+    Raises
+    ------
+    ValueError
+        On a loop that is not closed or leaves the positions, a ``T`` of the wrong shape, or a
+        backward causal step through a map that is not invertible.
+    """
+    causal = _causal(causal)
+    exact = not _checks.is_torch(T) and _checks.is_exact(np.asarray(T, dtype=object).ravel()[None])
+    shape = _checks.shape(np.asarray(T, dtype=object) if not _checks.is_torch(T) else T, "T")
+    if len(shape) == 4:
+        kind, t = "edge", shape[0]
+        ok = shape[0] == shape[1] and shape[2] == shape[3]
+    elif len(shape) == 3:
+        kind = "causal" if causal else "offset"
+        t = shape[0] if causal else (shape[0] + 1) // 2
+        ok = shape[1] == shape[2] and (causal or shape[0] % 2 == 1)
+    else:
+        ok = False
+    if not ok or 0 in shape:
+        raise ValueError(
+            "T must have shape (2t - 1, a, a) (per offset), (t, a, a) with causal=True, or "
+            f"(t, t, a, a) (per edge); got {tuple(shape)}"
+        )
+    if kind == "edge" and causal:
+        raise ValueError("causal applies to transports per offset, not per edge")
+    if isinstance(loop, (str, bytes)) or not isinstance(loop, Sequence) or len(loop) < 2:
+        raise ValueError(f"loop must list at least two positions p_0, …, p_m = p_0, got {loop!r}")
+    pos = [_checks.index(p, t - 1, f"loop[{n}] (a position)", low=0) for n, p in enumerate(loop)]
+    if pos[0] != pos[-1]:
+        raise ValueError(f"loop must be closed (p_m = p_0), got {pos[0]} … {pos[-1]}")
+    a = shape[-1]
+    if exact:
+        arr = np.asarray(T, dtype=object)
+        flat = [sympy.Matrix(_checks.rational_matrix(M, "T")) for M in arr.reshape(-1, a, a)]
+        mats: Any = np.empty(arr.shape[:-2], dtype=object)
+        for n, M in zip(np.ndindex(*arr.shape[:-2]), flat, strict=True):
+            mats[n] = M
+        out: Any = sympy.eye(a)
+    else:
+        mats = _checks.array(T, "T", min_ndim=3)
+        mats = mats.detach().cpu().numpy() if _checks.is_torch(mats) else mats
+        out = np.eye(a)
+    for p, q in zip(pos[:-1], pos[1:], strict=True):
+        out = _step(mats, q, p, kind, t, exact) @ out
+    return out

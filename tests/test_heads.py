@@ -13,10 +13,11 @@ from lsa_lib.heads import (
     exchange_values,
     mix_heads,
     multihead_attention,
+    multihead_dimension,
     multihead_parametrization,
 )
 from lsa_lib.lightning import attention_layer
-from lsa_lib.rank import exact_rank, float_jacobian
+from lsa_lib.rank import exact_rank, float_jacobian, float_rank
 from lsa_lib.symmetries import _attention_fiber_dimension, change_attention_basis, scale_layers
 
 RNG = np.random.default_rng(20260603)
@@ -171,3 +172,212 @@ def test_bad_inputs():
         multihead_parametrization(2, 2, 2, 2, mixing="yes")
     with pytest.raises(ValueError, match="non-zero"):
         scale_layers([(Q, K, Vm)], [0.0])
+
+
+# ------------------------------------------------------------------ heads with output maps
+def _quad(dk, dv, d, d_out, rng=RNG):
+    return tuple(rng.standard_normal(s) for s in ((dk, d), (dk, d), (dv, d), (d_out, dv)))
+
+
+def _loop_output_heads(X, heads, softmax):
+    """Column by column, token by token: Σ_h O_h Σ_i w_ij V_h x_i."""
+    d_out, t = heads[0][3].shape[0], X.shape[1]
+    Y = np.zeros((d_out, t))
+    for Q, K, V, O in heads:
+        for j in range(t):
+            s = np.array([(K @ X[:, i]) @ (Q @ X[:, j]) for i in range(t)])
+            w = np.exp(s - s.max()) / np.exp(s - s.max()).sum() if softmax else s
+            Y[:, j] += O @ sum(w[i] * (V @ X[:, i]) for i in range(t))
+    return Y
+
+
+@pytest.mark.parametrize("normalizer", [None, "exp"])
+def test_output_heads_match_an_explicit_loop(normalizer):
+    rng = np.random.default_rng(5)
+    d, d_out = 3, 2
+    heads = [_quad(2, 1, d, d_out, rng), _quad(4, 3, d, d_out, rng), _quad(1, 2, d, d_out, rng)]
+    X = rng.standard_normal((d, 5)) / 2
+    Y = multihead_attention(X, heads, normalizer)
+    assert Y.shape == (d_out, 5)
+    assert _close(Y, _loop_output_heads(X, heads, normalizer == "exp"))
+    Xb = rng.standard_normal((2, d, 4))  # batched, and torch in gives torch out
+    Yb = multihead_attention(torch.tensor(Xb), heads, normalizer)
+    assert isinstance(Yb, torch.Tensor)
+    assert _close(Yb[1].numpy(), _loop_output_heads(Xb[1], heads, normalizer == "exp"))
+
+
+def test_summed_heads_accept_a_normalizer():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((3, 4))
+    heads = [_layer(2, 3, 2, rng) for _ in range(2)]
+    ident = [(Q, K, V, np.eye(2)) for Q, K, V in heads]
+    assert _close(multihead_attention(X, heads, "exp"), multihead_attention(X, ident, "exp"))
+    assert _close(
+        multihead_attention(X, heads, "exp"), sum(attention_layer(X, *h, "exp") for h in heads)
+    )
+
+
+def _flat(g):
+    return np.concatenate([np.asarray(b, dtype=float).ravel() for b in g])
+
+
+def test_output_generators_are_derivatives_of_the_group_actions():
+    """Per-head GL_{d_k}, GL_{d_v} and the scaling: each tangent is a central difference."""
+    rng = np.random.default_rng(7)
+    d, d_out, sizes = 3, 2, [(2, 3), (1, 1)]
+    par = multihead_parametrization(d, d_out, heads=sizes, mixing=False)
+    params = [rng.integers(-3, 4, size=s).astype(float) for s in par.shapes]
+    gens = [_flat(g) for g in par.generators(params)]
+    eps = 1e-6
+    expected = []
+    for h, (dk, dv) in enumerate(sizes):
+        Q, K, V, O = params[4 * h : 4 * h + 4]
+        for n, kind in ((dk, "qk"), (dv, "vo")):
+            for r in range(n):
+                for c in range(n):
+                    E = np.zeros((n, n))
+                    E[r, c] = 1
+                    moved = []
+                    for e in (eps, -eps):
+                        G = np.eye(n) + e * E
+                        new = list(params)
+                        if kind == "qk":
+                            new[4 * h], new[4 * h + 1] = G @ Q, np.linalg.inv(G).T @ K
+                        else:
+                            new[4 * h + 2], new[4 * h + 3] = G @ V, O @ np.linalg.inv(G)
+                        moved.append(_flat(new))
+                    expected.append((moved[0] - moved[1]) / (2 * eps))
+        new_p, new_m = list(params), list(params)
+        new_p[4 * h], new_p[4 * h + 3] = (1 + eps) * Q, O / (1 + eps)
+        new_m[4 * h], new_m[4 * h + 3] = (1 - eps) * Q, O / (1 - eps)
+        expected.append((_flat(new_p) - _flat(new_m)) / (2 * eps))
+    # every group tangent is one of the generators (which also hold the moves of V in ker O)
+    for e in expected:
+        assert any(np.allclose(g, e, atol=1e-6) for g in gens)
+
+
+@pytest.mark.parametrize(
+    ("d", "d_out", "sizes"),
+    [
+        (4, 1, [(2, 2)]),  # V moves in ker O beyond GL_2 (d_out < d_v < d)
+        (2, 3, [(1, 2), (3, 4)]),  # O moves against the columns of V (d < d_v)
+        (3, 3, [(3, 3), (4, 3)]),  # mixing
+        (3, 1, [(1, 1), (4, 2)]),  # exchange with a row of Q_1
+        (3, 2, [(2, 2), (1, 3), (2, 2)]),  # rank-keeping (d_k = d − 1)
+    ],
+)
+def test_output_generators_are_in_the_jacobian_kernel(d, d_out, sizes):
+    rng = np.random.default_rng(8)
+    par = multihead_parametrization(d, d_out, heads=sizes)
+    params = [rng.integers(-3, 4, size=s) for s in par.shapes]
+    J = float_jacobian(par, params, rng.standard_normal((6, *par.input_shape)))
+    G = np.array([_flat(g) for g in par.generators(params)])
+    G = G[np.abs(G).sum(axis=1) > 0]
+    G /= np.abs(G).max(axis=1, keepdims=True)
+    assert np.abs(J @ G.T).max() <= 1e-9 * np.abs(J).max()
+
+
+def _product_rank(d, d_out, sizes, seed=0):
+    """The rank of (Q_h, K_h, V_h, O_h) ↦ (K_hᵀ Q_h, O_h V_h), by central differences."""
+    rng = np.random.default_rng(seed)
+    shapes = [s for dk, dv in sizes for s in ((dk, d), (dk, d), (dv, d), (d_out, dv))]
+    theta = rng.standard_normal(sum(int(np.prod(s)) for s in shapes))
+
+    def products(x):
+        blocks, pos = [], 0
+        for s in shapes:
+            blocks.append(x[pos : pos + int(np.prod(s))].reshape(s))
+            pos += int(np.prod(s))
+        out = []
+        for h in range(len(sizes)):
+            Q, K, V, O = blocks[4 * h : 4 * h + 4]
+            out += [(K.T @ Q).ravel(), (O @ V).ravel()]
+        return np.concatenate(out)
+
+    eps = 1e-6
+    J = np.stack(
+        [
+            (products(theta + eps * e) - products(theta - eps * e)) / (2 * eps)
+            for e in np.eye(len(theta))
+        ],
+        axis=1,
+    )
+    return np.linalg.matrix_rank(J, tol=1e-6 * np.abs(J).max())
+
+
+GRID = [
+    (2, 1, [(2, 2)]),
+    (3, 2, [(1, 1), (4, 4)]),
+    (4, 1, [(2, 2)]),
+    (3, 3, [(2, 1), (1, 3)]),
+    (2, 3, [(3, 1), (1, 2), (2, 2)]),
+    (4, 2, [(1, 3), (5, 1)]),
+]
+
+
+@pytest.mark.parametrize(("d", "d_out", "sizes"), GRID)
+def test_count_is_the_rank_of_the_per_head_products(d, d_out, sizes):
+    _, count = multihead_dimension(d, d_out, sizes, normalizer="exp")
+    assert count == _product_rank(d, d_out, sizes)
+    _, light = multihead_dimension(d, d_out, sizes)
+    assert light == count - len(sizes)
+
+
+@pytest.mark.parametrize(("d", "d_out", "sizes"), GRID)
+def test_softmax_dimension_is_the_count_and_lightning_is_certified(d, d_out, sizes):
+    soft, count = multihead_dimension(d, d_out, sizes, normalizer="exp")
+    assert soft.trusted and soft.gap > 1e8 and soft.rank == count
+    light, _ = multihead_dimension(d, d_out, sizes)
+    assert light.certified
+    par = multihead_parametrization(d, d_out, heads=sizes)
+    assert float_rank(par, seed=3).rank == light.rank  # the float engine agrees
+
+
+def test_lightning_heads_mix_below_the_count():
+    light, count = multihead_dimension(3, 3, [(3, 3), (3, 3)])
+    assert light.certified and light.rank == count - 2  # GL_2 mixing less its diagonal
+    light, count = multihead_dimension(2, 2, [(2, 2), (2, 2)])  # saturated
+    assert light.certified and light.rank == cubic_map_dimension(2, 2) == 12 < count
+    # the same sizes as the summed model: the output maps add parameters, not functions
+    summed = exact_rank(multihead_parametrization(3, 3, 3, 2))
+    assert summed.rank == multihead_dimension(3, 3, [(3, 3), (3, 3)])[0].rank
+
+
+def test_output_heads_bad_inputs():
+    X = RNG.standard_normal((3, 4))
+    good = _quad(2, 2, 3, 2)
+    with pytest.raises(TypeError, match="all .* triples"):
+        multihead_attention(X, [good, good[:3]])
+    with pytest.raises(ValueError, match="O of head 2"):
+        multihead_attention(X, [good, (*good[:3], np.ones((2, 3)))])
+    with pytest.raises(ValueError, match="d_out"):
+        multihead_attention(X, [good, _quad(2, 2, 3, 3)])
+    with pytest.raises(ValueError, match="normalizer"):
+        multihead_attention(X, [good], "softmax")
+    with pytest.raises(ValueError, match="either"):
+        multihead_parametrization(3, 2, 2, 2, heads=[(2, 2)])
+    with pytest.raises(ValueError, match="give a and H"):
+        multihead_parametrization(3, 2)
+    with pytest.raises(TypeError, match="pair"):
+        multihead_dimension(3, 2, [(2, 2, 2)])
+    with pytest.raises(ValueError, match="d_v of head 1"):
+        multihead_dimension(3, 2, [(2, 0)])
+    with pytest.raises(ValueError, match="at least 2"):
+        multihead_dimension(3, 2, [(2, 2)], t=1)
+
+
+@pytest.mark.parametrize(("d", "d_out", "sizes"), [(4, 1, [(2, 2)]), (3, 2, [(1, 1), (4, 4)])])
+def test_softmax_dimension_certified_by_ball_arithmetic(d, d_out, sizes):
+    exact, count = multihead_dimension(d, d_out, sizes, normalizer="exp", method="exact")
+    assert exact.certified and exact.lower_by == "ball" and exact.rank == count
+
+
+def test_multihead_dimension_options():
+    light, _ = multihead_dimension(3, 3, [(3, 3), (3, 3)], method="float")
+    assert light.rank == 32 and light.gap > 1e8  # the float engine on lightning heads
+    wide, count = multihead_dimension(8, 8, [(8, 8)], normalizer="exp", weight_scale=8**-0.5)
+    assert wide.rank == count == 128
+    with pytest.raises(ValueError, match="method"):
+        multihead_dimension(3, 3, [(2, 2)], method="symbolic")
+    with pytest.raises(ValueError, match="weight_scale"):
+        multihead_dimension(3, 3, [(2, 2)], normalizer="exp", weight_scale=0.0)

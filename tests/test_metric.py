@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
+from scipy.linalg import expm
 
-from lsa_lib.metric import metric_attention, metric_parametrization
-from lsa_lib.rank import exact_rank, float_jacobian
+from lsa_lib.lightning import attention_layer
+from lsa_lib.metric import (
+    metric_attention,
+    metric_parametrization,
+    riemannian_attention,
+    riemannian_parametrization,
+)
+from lsa_lib.rank import exact_rank, float_jacobian, float_rank
 
 RNG = np.random.default_rng(20260602)
 
@@ -75,3 +83,164 @@ def test_bad_inputs():
         metric_attention(X, Q, K, Vm, np.array([1.0, np.nan, 0.0]))
     with pytest.raises(ValueError, match="at least 2"):
         metric_parametrization(2, 2, 1, t=1)
+
+
+# ------------------------------------------------------------------ the metric tensor
+
+
+def _metric(x, B):
+    return np.eye(B.shape[1]) + sum(np.outer(Bk @ x, Bk @ x) for Bk in B)
+
+
+def _loop(X, Q, K, V, B, softmax):
+    t = X.shape[1]
+    Y = np.zeros((V.shape[0], t))
+    for j in range(t):
+        G = _metric(X[:, j], B)
+        s = np.array([(K @ X[:, i]) @ G @ (Q @ X[:, j]) for i in range(t)])
+        w = np.exp(s - s.max()) / np.exp(s - s.max()).sum() if softmax else s
+        Y[:, j] = sum(w[i] * (V @ X[:, i]) for i in range(t))
+    return Y
+
+
+@pytest.mark.parametrize("normalizer", [None, "exp"])
+@pytest.mark.parametrize("r", [1, 2])
+def test_riemannian_matches_an_explicit_loop(normalizer, r):
+    rng = np.random.default_rng(9)
+    d, d_out, a = 3, 2, 2
+    Q, K, V = _layer(a, d, d_out, rng)
+    B = rng.standard_normal((r, a, d)) / 2
+    X = rng.standard_normal((d, 4)) / 2
+    Y = riemannian_attention(X, Q, K, V, B, normalizer)
+    assert _close(Y, _loop(X, Q, K, V, B, normalizer == "exp"))
+    if r == 1:
+        assert _close(riemannian_attention(X, Q, K, V, B[0], normalizer), Y)
+    Xb = rng.standard_normal((2, d, 4)) / 2
+    Yb = riemannian_attention(torch.tensor(Xb), Q, K, V, B, normalizer)
+    assert isinstance(Yb, torch.Tensor)
+    assert _close(Yb[0].numpy(), _loop(Xb[0], Q, K, V, B, normalizer == "exp"))
+
+
+def test_the_metric_is_positive_definite_and_not_a_scalar_weight():
+    rng = np.random.default_rng(10)
+    B = rng.standard_normal((2, 3, 4))
+    for x in rng.standard_normal((20, 4)):
+        assert np.linalg.eigvalsh(_metric(x, B)).min() >= 1 - 1e-12
+    # B = 0 is the plain layer
+    X = rng.standard_normal((4, 5))
+    Q, K, V = _layer(3, 4, 2, rng)
+    assert _close(
+        riemannian_attention(X, Q, K, V, np.zeros((1, 3, 4))), attention_layer(X, Q, K, V)
+    )
+
+
+def _flat(g):
+    return np.concatenate([np.asarray(b, dtype=float).ravel() for b in g])
+
+
+def test_riemannian_generators_are_derivatives_of_the_group_actions():
+    rng = np.random.default_rng(11)
+    d, d_out, a, r = 3, 2, 3, 2
+    par = riemannian_parametrization(d, d_out, a, r)
+    params = [rng.integers(-3, 4, size=s).astype(float) for s in par.shapes]
+    gens = [_flat(g) for g in par.generators(params)]
+    Q, K, V, B = params
+    eps = 1e-6
+
+    def diff(act):
+        return (_flat(act(eps)) - _flat(act(-eps))) / (2 * eps)
+
+    expected = []
+    for p in range(a):
+        for q in range(p + 1, a):
+            W = np.zeros((a, a))
+            W[p, q], W[q, p] = 1, -1
+
+            def rot(e, W=W):
+                O = expm(e * W)
+                return [
+                    O @ Q,
+                    O @ K,
+                    V,
+                    np.concatenate([O @ B[k * a : (k + 1) * a] for k in range(r)]),
+                ]
+
+            expected.append(diff(rot))
+    expected.append(diff(lambda e: [np.exp(e) * Q, np.exp(-e) * K, V, B]))
+
+    def mix(e):
+        Rk = expm(e * np.array([[0.0, 1.0], [-1.0, 0.0]]))
+        blocks = [B[k * a : (k + 1) * a] for k in range(r)]
+        return [
+            Q,
+            K,
+            V,
+            np.concatenate([sum(Rk[k, m] * blocks[m] for m in range(r)) for k in range(r)]),
+        ]
+
+    expected.append(diff(mix))
+    expected.append(diff(lambda e: [np.exp(e) * Q, K, np.exp(-e) * V, B]))
+    assert len(gens) == len(expected)
+    for g, e in zip(gens, expected):
+        assert np.allclose(g, e, atol=1e-6)
+
+
+@pytest.mark.parametrize("normalizer", [None, "exp"])
+def test_riemannian_symmetries_and_broken_gl(normalizer):
+    rng = np.random.default_rng(12)
+    d, d_out, a, r = 3, 2, 2, 2
+    Q, K, V = _layer(a, d, d_out, rng)
+    B = rng.standard_normal((r, a, d)) / 2
+    X = rng.standard_normal((d, 4)) / 2
+    Y = riemannian_attention(X, Q, K, V, B, normalizer)
+    O = expm(np.array([[0.0, 0.7], [-0.7, 0.0]]))
+    c = -1.7
+    assert _close(riemannian_attention(X, c * O @ Q, O @ K / c, V, O @ B, normalizer), Y)
+    G = np.eye(a) + 0.5 * rng.standard_normal((a, a))  # a general change of basis breaks it
+    moved = riemannian_attention(X, G @ Q, np.linalg.inv(G).T @ K, V, G @ B, normalizer)
+    assert not _close(moved, Y, tol=1e-3)
+    scaled = riemannian_attention(X, 2 * Q, K, V / 2, B, normalizer)  # the value scaling
+    assert _close(scaled, Y) == (normalizer is None)
+
+
+def _count(d, d_out, a, r, lightning):
+    P = 2 * a * d + d * d_out + r * a * d
+    return P - (a * (a - 1) // 2 + 1 + r * (r - 1) // 2 + (1 if lightning else 0))
+
+
+@pytest.mark.parametrize(
+    ("d", "d_out", "a", "r"), [(2, 1, 1, 2), (3, 2, 2, 1), (3, 1, 3, 2), (4, 2, 2, 2)]
+)
+def test_riemannian_dimension_is_the_count(d, d_out, a, r):
+    light = exact_rank(riemannian_parametrization(d, d_out, a, r))
+    assert light.certified and light.rank == _count(d, d_out, a, r, True)
+    soft = float_rank(
+        riemannian_parametrization(d, d_out, a, r, normalizer="exp"), weight_scale=0.5
+    )
+    assert soft.rank == _count(d, d_out, a, r, False)
+
+
+@pytest.mark.parametrize(("d", "d_out", "a"), [(2, 1, 3), (3, 2, 4), (2, 3, 2)])
+def test_rank_one_metric_beyond_a_equals_d_reaches_its_ceiling(d, d_out, a):
+    """For a ≥ d the layer sees A = KᵀQ, C = KᵀB and sym(BᵀQ) only (and V)."""
+    ceiling = 2 * d * d + d * (d + 1) // 2 + d * d_out - 2
+    light = exact_rank(riemannian_parametrization(d, d_out, a, 1))
+    assert light.lower == ceiling
+    assert light.upper == _count(d, d_out, a, 1, True) >= ceiling
+
+
+def test_riemannian_bad_inputs():
+    X = RNG.standard_normal((3, 4))
+    Q, K, Vm = _layer(2, 3, 2)
+    with pytest.raises(ValueError, match="B must have shape"):
+        riemannian_attention(X, Q, K, Vm, np.ones((1, 3, 3)))
+    with pytest.raises(ValueError, match="B must have at least 2"):
+        riemannian_attention(X, Q, K, Vm, np.ones(3))
+    with pytest.raises(ValueError, match="non-finite"):
+        riemannian_attention(X, Q, K, Vm, np.full((2, 3), np.nan))
+    with pytest.raises(ValueError, match="normalizer"):
+        riemannian_attention(X, Q, K, Vm, np.ones((2, 3)), "softmax")
+    with pytest.raises(ValueError, match="r must be"):
+        riemannian_parametrization(3, 2, 2, 0)
+    with pytest.raises(ValueError, match="at least 2"):
+        riemannian_parametrization(3, 2, 2, 1, t=1)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sympy
 import torch
 
 from lsa_lib.lightning import attention_layer
-from lsa_lib.rank import exact_rank, float_jacobian
+from lsa_lib.rank import exact_rank, float_jacobian, float_rank
 from lsa_lib.symmetries import change_attention_basis
 from lsa_lib.transport import (
     commutant_basis,
+    holonomy,
     learned_transport_attention,
     learned_transport_parametrization,
     rational_rotation,
@@ -203,3 +205,168 @@ def test_bad_inputs():
     assert learned_transport_parametrization(2, 2, 3).predicted is None  # no prediction for a > d
     with pytest.raises(ValueError, match="at least 2"):
         learned_transport_parametrization(2, 2, 1, t=1)
+
+
+# ------------------------------------------------------------------ causal, flat, holonomy
+def _causal_loop(X, Q, K, V, T):
+    t = X.shape[1]
+    S = np.zeros((t, t))
+    for i in range(t):
+        for j in range(i, t):
+            S[i, j] = (K @ X[:, i]) @ T[j - i] @ (Q @ X[:, j])
+    return (V @ X) @ S
+
+
+def test_causal_transport_matches_an_explicit_loop():
+    rng = np.random.default_rng(13)
+    d, a, t = 3, 2, 4
+    X = rng.standard_normal((d, t))
+    Q, K, Vm = _layer(a, d, 2, rng)
+    T = rng.standard_normal((t, a, a))
+    Y = learned_transport_attention(X, Q, K, Vm, T, causal=True)
+    assert _close(Y, _causal_loop(X, Q, K, Vm, T))
+    # the last query sees every key, the first only itself
+    assert _close(Y[:, 0], (Vm @ X[:, 0]) * ((K @ X[:, 0]) @ T[0] @ (Q @ X[:, 0])))
+    with pytest.raises(ValueError, match=r"\(t, a, a\)"):
+        learned_transport_attention(
+            X, Q, K, Vm, rng.standard_normal((2 * t - 1, a, a)), causal=True
+        )
+
+
+@pytest.mark.parametrize("flat", [False, True])
+def test_causal_parametrizations_compute_the_layer(flat):
+    rng = np.random.default_rng(14)
+    d, d_out, a, t = 3, 2, 2, 4
+    par = learned_transport_parametrization(d, d_out, a, t, causal=True, flat=flat)
+    params = [rng.standard_normal(s) for s in par.shapes]
+    X = rng.standard_normal((3, d, t))
+    Q, K, V = params[:3]
+    if flat:
+        T = np.stack([np.linalg.matrix_power(params[3], k) for k in range(t)])
+    else:
+        T = np.stack(params[3:])
+    Y = par.forward([torch.tensor(p) for p in params], torch.tensor(X)).numpy()
+    for n in range(3):
+        assert _close(Y[n], _causal_loop(X[n], Q, K, V, T))
+
+
+def test_flat_generators_are_derivatives_of_conjugation():
+    rng = np.random.default_rng(15)
+    d, d_out, a, t = 3, 2, 2, 3
+    par = learned_transport_parametrization(d, d_out, a, t, causal=True, flat=True)
+    params = [rng.integers(-3, 4, size=s).astype(float) for s in par.shapes]
+    Q, K, V, R = params
+    gens = [
+        np.concatenate([np.asarray(b, float).ravel() for b in g]) for g in par.generators(params)
+    ]
+    eps = 1e-6
+
+    def act(G):
+        Gi = np.linalg.inv(G)
+        return np.concatenate(
+            [(G @ Q).ravel(), (Gi.T @ K).ravel(), V.ravel(), (G @ R @ Gi).ravel()]
+        )
+
+    expected = []
+    for r in range(a):
+        for s in range(a):
+            E = np.zeros((a, a))
+            E[r, s] = 1
+            expected.append((act(np.eye(a) + eps * E) - act(np.eye(a) - eps * E)) / (2 * eps))
+    assert len(gens) == len(expected) + 1  # and the value scaling
+    for g, e in zip(gens[1:], expected):
+        assert np.allclose(g, e, atol=1e-6)
+    J = float_jacobian(par, params, rng.standard_normal((4, d, t)))
+    G = np.array(gens)
+    assert np.abs(J @ G.T).max() <= 1e-9 * np.abs(J).max() * np.abs(G).max()
+
+
+@pytest.mark.parametrize(
+    ("d", "d_out", "a", "t"), [(3, 2, 1, 3), (3, 2, 2, 3), (4, 2, 2, 4), (2, 2, 2, 3)]
+)
+def test_flat_and_curved_dimensions(d, d_out, a, t):
+    flat = exact_rank(learned_transport_parametrization(d, d_out, a, t, causal=True, flat=True))
+    curved = exact_rank(learned_transport_parametrization(d, d_out, a, t, causal=True))
+    m = max(0, 2 * a - d)
+    assert flat.certified and flat.rank == 2 * a * d + d * d_out - 1
+    assert curved.certified
+    assert curved.rank == 2 * a * d + d * d_out + (t - 2) * a * a - 1 - m * (m - 1) // 2
+    # two tokens: no loop, no curvature, the same dimension
+    flat2 = exact_rank(learned_transport_parametrization(d, d_out, a, 2, causal=True, flat=True))
+    curved2 = exact_rank(learned_transport_parametrization(d, d_out, a, 2, causal=True))
+    assert curved2.certified and flat2.lower == curved2.rank
+
+
+def test_holonomy_of_powers_is_the_identity_exactly():
+    R_int, s = rational_rotation([(3, 4, 5)])
+    R = sympy.Matrix(R_int) / s
+    t = 4
+    per_offset = np.empty((2 * t - 1, 2, 2), dtype=object)
+    for n, k in enumerate(range(-(t - 1), t)):
+        per_offset[n] = np.array((R**k).tolist(), dtype=object)
+    for loop in ([0, 1, 0], [0, 1, 3, 2, 0], [2, 2], [3, 0, 1, 3]):
+        assert holonomy(per_offset, loop) == sympy.eye(2)
+        assert holonomy(per_offset[t - 1 :], loop, causal=True) == sympy.eye(2)
+    # a path, not a loop, is R^(start − end)
+    edges = np.empty((t, t, 2, 2), dtype=object)
+    for i in range(t):
+        for j in range(t):
+            edges[i, j] = np.array((R ** (j - i)).tolist(), dtype=object)
+    assert holonomy(edges, [0, 2, 3, 1, 0]) == sympy.eye(2)
+
+
+def test_holonomy_of_independent_maps_is_their_product():
+    rng = np.random.default_rng(16)
+    t, a = 3, 2
+    T = rng.standard_normal((2 * t - 1, a, a))
+    Tk = {k: T[k + t - 1] for k in range(-(t - 1), t)}
+    # 0 → 1 → 2 → 0: τ(0→1) = T_{−1}, τ(1→2) = T_{−1}, τ(2→0) = T_2
+    assert _close(holonomy(T, [0, 1, 2, 0]), Tk[2] @ Tk[-1] @ Tk[-1])
+    assert not _close(holonomy(T, [0, 1, 2, 0]), np.eye(a), tol=1e-3)
+    C = T[t - 1 :]  # causal: the reverse steps are inverses
+    inv1 = np.linalg.inv(C[1])  # 0 → 1 → 2 go against the offsets, 2 → 0 along T_2
+    assert _close(holonomy(C, [0, 1, 2, 0], causal=True), C[2] @ inv1 @ inv1)
+    assert _close(holonomy(C, [0, 2, 0], causal=True), np.eye(a))  # there and back
+    E = rng.standard_normal((t, t, a, a))
+    assert _close(holonomy(E, [1, 0, 2, 1]), E[1, 2] @ E[2, 0] @ E[0, 1])
+
+
+def test_holonomy_bad_inputs():
+    T = np.ones((5, 2, 2))
+    with pytest.raises(ValueError, match="closed"):
+        holonomy(T, [0, 1, 2])
+    with pytest.raises(ValueError, match="position"):
+        holonomy(T, [0, 3, 0])
+    with pytest.raises(ValueError, match="at least two"):
+        holonomy(T, [0])
+    with pytest.raises(ValueError, match="T must have shape"):
+        holonomy(np.ones((4, 2, 2)), [0, 1, 0])
+    with pytest.raises(ValueError, match="per edge"):
+        holonomy(np.ones((3, 3, 2, 2)), [0, 1, 0], causal=True)
+    with pytest.raises(ValueError, match="not invertible"):
+        holonomy(np.array([np.eye(2), np.zeros((2, 2))], dtype=int), [0, 1, 0], causal=True)
+    with pytest.raises(ValueError, match="invertible"):
+        holonomy(np.array([np.eye(2), np.zeros((2, 2))]), [0, 1, 0], causal=True)
+    with pytest.raises(ValueError, match="causal=True"):
+        learned_transport_parametrization(3, 2, 2, flat=True)
+    with pytest.raises(TypeError, match="causal"):
+        learned_transport_attention(
+            np.ones((3, 2)),
+            np.ones((2, 3)),
+            np.ones((2, 3)),
+            np.ones((2, 3)),
+            np.ones((2, 2, 2)),
+            causal=1,
+        )
+
+
+@pytest.mark.parametrize(("d", "d_out", "a"), [(3, 3, 3), (4, 2, 3), (2, 2, 2)])
+def test_flat_prediction_with_two_tokens(d, d_out, a):
+    """t = 2: no loop, the flat and the curved connection give one function space."""
+    flat = learned_transport_parametrization(d, d_out, a, 2, causal=True, flat=True)
+    curved = exact_rank(learned_transport_parametrization(d, d_out, a, 2, causal=True))
+    reading = float_rank(flat, seed=1)
+    assert reading.gap > 1e6 and reading.rank == flat.predicted
+    assert curved.lower <= flat.predicted <= curved.upper
+    three = learned_transport_parametrization(d, d_out, a, 3, causal=True, flat=True)
+    assert exact_rank(three).rank == three.predicted == 2 * a * d + d * d_out - 1
