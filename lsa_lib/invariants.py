@@ -43,8 +43,8 @@ __all__ = ["scaled_coordinates", "invariant_values", "variety_counts"]
 #: A coordinate's name: its monomial as the sorted triple of 1-based ``(row, column)`` pairs.
 Label = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
 
-FAMILIES_CROSS = ("linear", "low rank", "cubic", "syzygy", "veronese", "resultant")
-FAMILIES_SINGLE = ("linear", "low rank", "chow")
+_FAMILIES_CROSS = ("linear", "low rank", "cubic", "syzygy", "veronese", "resultant")
+_FAMILIES_SINGLE = ("linear", "low rank", "chow")
 _PRIME = 2**31 - 1  # the finite field of the degree counts
 _MAX_DEGREE_COUNT = 100_000
 
@@ -646,7 +646,7 @@ def invariant_values(
     """
     Y = _Coords.from_dict(y)
     a = _checks.size(a, "a (the attention rank bound)")
-    known = FAMILIES_SINGLE if Y.t == 1 else FAMILIES_CROSS
+    known = _FAMILIES_SINGLE if Y.t == 1 else _FAMILIES_CROSS
     if families is None:
         names = list(known)
     else:

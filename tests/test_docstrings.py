@@ -105,4 +105,4 @@ def test_private_modules_have_no_api_page():
 def test_public_names_are_few_and_unique():
     names = [n for m in PUBLIC for n in importlib.import_module(f"lsa_lib.{m}").__all__]
     assert len(names) == len(set(names)), "a public name is defined in two modules"
-    assert len(names) <= 90
+    assert len(names) <= 93  # + 3: lsa_lib.invariants
