@@ -46,7 +46,8 @@ Label = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
 _FAMILIES_CROSS = ("linear", "low rank", "cubic", "syzygy", "veronese", "resultant")
 _FAMILIES_SINGLE = ("linear", "low rank", "chow")
 _PRIME = 2**31 - 1  # the finite field of the degree counts
-_MAX_DEGREE_COUNT = 100_000
+_MODULUS = 1048573  # the largest prime below 2^20: products of two residues fit in int64
+_MAX_DEGREE_COUNT = 100_000  # more standard monomials: the section is not finite
 
 
 # ------------------------------------------------------------------------------------------
@@ -897,8 +898,56 @@ def _degree_count(d: int, a: int, rng: np.random.Generator) -> int:
     return _count_solutions(polys, n_vars, p)
 
 
+def _vanishing_bound(d: int, a: int, t: int, k: int, rng: np.random.Generator) -> int:
+    """An upper bound on the number of independent degree-``k`` forms vanishing on the variety.
+
+    In the coordinates of its span (``F[p, q, r]``, ``p ≤ q``, for ``t ≥ 2``; ``Sym(F)`` for
+    ``t = 1``): the number of monomials minus the rank, modulo a prime, of their values at as
+    many random points of the variety (over the prime field) plus ten. A rank modulo ``p`` at
+    chosen points is at most the rank over the rationals at generic points, so the count is at
+    least the true one.
+    """
+    p = _MODULUS
+    r = min(a, d)
+    monomials = None
+    rows = []
+    while monomials is None or len(rows) < len(monomials) + 10:
+        v = [int(x) for x in rng.integers(0, p, size=d)]
+        B, C = rng.integers(0, p, size=(d, r)), rng.integers(0, p, size=(d, r))
+        A = [
+            [sum(int(B[i, m]) * int(C[j, m]) for m in range(r)) % p for j in range(d)]
+            for i in range(d)
+        ]
+        F = {
+            key: (v[key[0]] * A[key[1]][key[2]] + v[key[1]] * A[key[0]][key[2]]) % p
+            for key in itertools.product(range(d), repeat=3)
+            if key[0] <= key[1]
+        }
+        if t >= 2:
+            x = [F[key] for key in sorted(F)]
+        else:  # 6 Sym(F)[K] = Σ over the orderings of K, each distinct one |stabilizer| times
+            x = [
+                sum(F[min(i, j), max(i, j), l] for i, j, l in itertools.permutations(K)) % p
+                for K in _triples(d)
+            ]
+        if monomials is None:
+            monomials = np.array(list(itertools.combinations_with_replacement(range(len(x)), k)))
+        vals = np.ones(len(monomials), dtype=np.int64)
+        xs = np.array(x, dtype=np.int64)
+        for col in monomials.T:
+            vals = vals * xs[col] % p
+        rows.append(vals.tolist())
+    return len(monomials) - int(flint.nmod_mat(rows, p).rank())
+
+
 def variety_counts(
-    d: int, a: int, t: int, *, degree: bool = False, seed: int = 0
+    d: int,
+    a: int,
+    t: int,
+    *,
+    degree: bool = False,
+    vanishing_degree: int | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """How many coordinates, linear relations, dimensions (and degree) one output coordinate has.
 
@@ -910,8 +959,11 @@ def variety_counts(
     d, a, t : int
         Input width, attention rank bound, tokens.
     degree : bool
-        Also count the degree (``t ≥ 2``, ``d ∈ {2, 3}``, ``a = 1`` or ``a ≥ d``): the points on
-        a random linear space of complementary dimension over ``GF(2³¹ − 1)`` (Gröbner basis).
+        Also count the degree (``t ≥ 2``, ``d ∈ {2, 3}``): the points on a random linear space
+        of complementary dimension over ``GF(2³¹ − 1)`` (a Gröbner basis in two variables).
+    vanishing_degree : int, optional
+        Also bound the number of independent forms of this degree that vanish on the variety,
+        in the coordinates of its linear span.
     seed : int
         Seeds the random points, the linear space and the parametrization's point.
 
@@ -930,7 +982,13 @@ def variety_counts(
         * ``"degree formula"`` (``t ≥ 2``; ``None`` for ``t = 1``): ``C(d − 1 + m, d − 1)
           · deg D_a``, halved when ``a = 1``, with ``D_a`` the ``d × d`` matrices of rank
           ``≤ a`` (dimension ``m + 1 = a(2d − a)``);
-        * ``"degree"`` (only with ``degree=True``): the count over the finite field.
+        * ``"degree"`` (only with ``degree=True``): the count over the finite field;
+        * ``"vanishing forms"`` (only with ``vanishing_degree=k``): an upper bound on the number
+          of independent forms of degree ``k`` (in the ``F[p, q, r]``, ``p ≤ q``, for ``t ≥ 2``,
+          in the ``Sym(F)[p, q, r]`` for ``t = 1``) vanishing on the variety: the number of
+          monomials minus the rank, modulo ``1048573``, of their values at random points of the
+          variety. Invariants known to vanish and independent over the rationals give a lower
+          bound; when the two meet, they span those forms.
 
     Raises
     ------
@@ -965,4 +1023,7 @@ def variety_counts(
                 f"the degree is counted for t ≥ 2 and d ∈ {{2, 3}} only, got d = {d}, t = {t}"
             )
         out["degree"] = _degree_count(d, a, rng)
+    if vanishing_degree is not None:
+        k = _checks.size(vanishing_degree, "vanishing_degree")
+        out["vanishing forms"] = _vanishing_bound(d, a, t, k, rng)
     return out

@@ -196,6 +196,36 @@ def test_degree(d, a):
         assert counts["degree"] == 3
 
 
+def _symbolic_tensor(d: int) -> tuple[np.ndarray, list]:
+    F, symbols = np.empty((d, d, d), dtype=object), []
+    for p, q, r in itertools.product(range(d), repeat=3):
+        if p <= q:
+            symbols.append(sympy.Symbol(f"f{p}{q}{r}"))
+            F[p, q, r] = F[q, p, r] = symbols[-1]
+    return F, symbols
+
+
+@pytest.mark.parametrize(
+    "d, a, k, families",
+    [
+        (2, 1, 2, ["low rank"]),
+        (2, 2, 4, ["resultant"]),
+        (3, 1, 2, ["low rank"]),
+        (3, 3, 3, ["cubic", "syzygy"]),
+    ],
+)
+def test_lowest_degree_forms_are_the_families(d, a, k, families):
+    F, symbols = _symbolic_tensor(d)
+    vals = invariant_values(scaled_coordinates(F, 2), a, families)
+    polys = [sympy.Poly(f, *symbols) for name in families for f in vals[name]]
+    assert all(f.is_homogeneous and f.total_degree() == k for f in polys)
+    monomials = sorted({m for f in polys for m in f.monoms()})
+    spanned = sympy.Matrix([[f.coeff_monomial(m) for m in monomials] for f in polys]).rank()
+    counts = variety_counts(d, a, 2, vanishing_degree=k)
+    assert spanned == counts["vanishing forms"] > 0
+    assert variety_counts(d, a, 2, vanishing_degree=k - 1)["vanishing forms"] == 0
+
+
 def test_errors():
     F = np.zeros((2, 2, 2), dtype=int)
     with pytest.raises(ValueError, match="shape"):
