@@ -684,8 +684,24 @@ def _vector(Fd: dict, d: int, t: int) -> list[Any]:
 
 
 def _dimension_bounds(d: int, a: int, t: int, rng: np.random.Generator) -> ExactRank:
-    """Jacobian rank (lower) and parameters minus symmetry orbit (upper), exactly."""
+    """Jacobian rank (lower) and parameters minus symmetry orbit (upper), exactly.
 
+    Both bounds hold at every point; a point with small integer entries can be special (for
+    ``d = 2``, ``a = 1``, ``v`` parallel to a factor of ``A``), so up to five points are tried
+    and the best bounds kept.
+    """
+    best = _bounds_at_a_point(d, a, t, rng)
+    for _ in range(4):
+        if best.certified:
+            break
+        other = _bounds_at_a_point(d, a, t, rng)
+        best = ExactRank(
+            max(best.lower, other.lower), min(best.upper, other.upper), best.n_params, None
+        )
+    return best
+
+
+def _bounds_at_a_point(d: int, a: int, t: int, rng: np.random.Generator) -> ExactRank:
     def ints(*shape: int) -> list:
         return rng.integers(-9, 10, size=shape).tolist()
 
