@@ -302,16 +302,14 @@ def _det(M: Sequence[Sequence[Any]]) -> Any:
     return sympy.expand(sympy.Matrix(M).det(method="berkowitz"))
 
 
-def _minors(M: Sequence[Sequence[Any]], k: int, *, symmetric: bool = False) -> list[Any]:
-    """All ``k × k`` minors (for a symmetric matrix, each pair of row and column sets once)."""
+def _minors(M: Sequence[Sequence[Any]], k: int) -> list[Any]:
+    """All ``k × k`` minors."""
     rows, cols = range(len(M)), range(len(M[0]))
-    out = []
-    for R in itertools.combinations(rows, k):
-        for C in itertools.combinations(cols, k):
-            if symmetric and C < R:
-                continue
-            out.append(_det([[M[r][c] for c in C] for r in R]))
-    return out
+    return [
+        _det([[M[r][c] for c in C] for r in R])
+        for R in itertools.combinations(rows, k)
+        for C in itertools.combinations(cols, k)
+    ]
 
 
 def _rank_q(rows: Sequence[Sequence[Any]]) -> int:
