@@ -36,7 +36,8 @@ from numpy.typing import ArrayLike
 from sympy.polys.orderings import grevlex
 
 from . import _checks
-from .rank import ExactRank
+from ._modp import DEFAULT_PRIME, rank_mod_p
+from .rank import ExactRank, exact_rank
 
 __all__ = ["scaled_coordinates", "invariant_values", "variety_counts"]
 
@@ -46,7 +47,7 @@ Label = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
 _FAMILIES_CROSS = ("linear", "low rank", "cubic", "syzygy", "veronese", "resultant")
 _FAMILIES_SINGLE = ("linear", "low rank", "chow")
 _PRIME = 2**31 - 1  # the finite field of the degree counts
-_MODULUS = 1048573  # the largest prime below 2^20: products of two residues fit in int64
+_MODULUS = DEFAULT_PRIME  # below 2^20: products of two residues fit in int64
 _MAX_DEGREE_COUNT = 100_000  # more standard monomials: the section is not finite
 
 
@@ -314,9 +315,7 @@ def _minors(M: Sequence[Sequence[Any]], k: int) -> list[Any]:
 
 def _rank_q(rows: Sequence[Sequence[Any]]) -> int:
     """The exact rank over the rationals of a matrix of Fractions or integers."""
-    n_rows, n_cols = len(rows), len(rows[0])
-    entries = [flint.fmpq(Fraction(x).numerator, Fraction(x).denominator) for r in rows for x in r]
-    return int(flint.fmpq_mat(n_rows, n_cols, entries).rank())
+    return exact_rank([[Fraction(x) for x in row] for row in rows]).rank
 
 
 # ------------------------------------------------------------------------------------------
@@ -951,7 +950,7 @@ def _vanishing_bound(d: int, a: int, t: int, k: int, rng: np.random.Generator) -
         for col in monomials.T:
             vals = vals * xs[col] % p
         rows.append(vals.tolist())
-    return len(monomials) - int(flint.nmod_mat(rows, p).rank())
+    return len(monomials) - rank_mod_p(np.array(rows, dtype=np.int64), p)
 
 
 def variety_counts(
