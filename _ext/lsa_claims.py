@@ -42,6 +42,7 @@ CLAIM_KINDS = ("theorem", "proposition", "lemma", "corollary", "conjecture", "ob
 NEEDS_SOURCE = frozenset({"paper", "reported"})
 NEEDS_GRID = frozenset({"certified", "float evidence", "refuted"})
 NEEDS_CHECK = NEEDS_GRID
+NEEDS_PROOF = frozenset({"proved here"})
 DEFAULT_SOURCE = "this book"
 CHECK_TAG = "check:"
 # Tags that stop nbval from comparing a cell's output: the outcome would go unverified.
@@ -63,6 +64,7 @@ CELL_PROBLEMS = frozenset(
         "no-outcome",
         "unverified-outcome",
         "duplicate-label",
+        "no-proof",
     }
 )
 
@@ -80,6 +82,7 @@ class Box:
     title: str
     options: dict[str, str]
     cell: int  # index of the markdown cell in the notebook (0-based)
+    proof_follows: bool = False  # the next prf directive of the notebook is a prf:proof
 
     @property
     def label(self) -> str:
@@ -198,8 +201,13 @@ def split_options(content: str) -> tuple[dict[str, str], str]:
     return options, "\n".join(lines[i:])
 
 
-def find_boxes(markdown: str, cell: int = 0, _parser=None) -> list[Box]:
-    """Every ``prf:*`` box of a markdown text, nested ones included, in document order."""
+def find_boxes(
+    markdown: str, cell: int = 0, _parser=None, _events: list[Box | None] | None = None
+) -> list[Box]:
+    """Every ``prf:*`` box of a markdown text, nested ones included, in document order.
+
+    ``_events``, if given, receives the boxes and a ``None`` for each ``prf:proof``, in order.
+    """
     parser = _parser or _markdown_parser()
     boxes: list[Box] = []
     for token in parser.parse(markdown):
@@ -212,9 +220,13 @@ def find_boxes(markdown: str, cell: int = 0, _parser=None) -> list[Box]:
         if name in LITERAL_DIRECTIVES:
             continue
         options, body = split_options(token.content)
-        if name.startswith("prf:") and name != "prf:proof":
+        if name == "prf:proof" and _events is not None:
+            _events.append(None)
+        elif name.startswith("prf:") and name != "prf:proof":
             boxes.append(Box(name.split(":", 1)[1], argument.strip(), options, cell))
-        boxes.extend(find_boxes(body, cell, parser))
+            if _events is not None:
+                _events.append(boxes[-1])
+        boxes.extend(find_boxes(body, cell, parser, _events))
     return boxes
 
 
@@ -256,10 +268,11 @@ def parse_notebook(nb: dict, path: Path | str = "<notebook>") -> Notebook:
     boxes: list[Box] = []
     checks: list[CheckCell] = []
     counts: Counter[str] = Counter()
+    events: list[Box | None] = []  # boxes, and None for each proof, in document order
     for index, cell in enumerate(nb.get("cells", [])):
         source = _text(cell.get("source"))
         if cell.get("cell_type") == "markdown":
-            boxes.extend(find_boxes(source, index, parser))
+            boxes.extend(find_boxes(source, index, parser, events))
         tags = list(cell.get("metadata", {}).get("tags", []))
         labels = _check_labels(tags)
         if not labels:
@@ -278,6 +291,9 @@ def parse_notebook(nb: dict, path: Path | str = "<notebook>") -> Notebook:
                 counts[label] += 1
                 check.anchors[label] = check_anchor(label, counts[label])
         checks.append(check)
+    for box, following in zip(events, [*events[1:], False], strict=True):
+        if box is not None:
+            box.proof_follows = following is None
     return Notebook(Path(path), boxes, checks)
 
 
@@ -331,6 +347,16 @@ def validate_notebook(nb: Notebook, name: str | None = None) -> list[Problem]:
                     box.cell,
                     f"'{box.label}' is {box.status} but no code cell is tagged "
                     f"'{CHECK_TAG}{box.label}'",
+                )
+            )
+        if box.status in NEEDS_PROOF and not box.proof_follows:
+            problems.append(
+                Problem(
+                    "no-proof",
+                    where,
+                    box.cell,
+                    f"'{box.label or box.title}' is {box.status} but the next prf directive is "
+                    "not its prf:proof",
                 )
             )
     for check in nb.checks:

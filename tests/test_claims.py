@@ -101,6 +101,12 @@ def test_checked_claims_name_a_grid_and_a_checking_cell(path: Path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_proved_claims_are_followed_by_their_proof(path: Path):
+    problems = _problems(path, {"no-proof"})
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_check_tags_name_a_claim_of_the_same_notebook(path: Path):
     problems = _problems(path, {"unknown-label", "not-code"})
     assert not problems, "\n".join(problems)
@@ -149,6 +155,18 @@ PAPER = """\
 Statement.
 ```
 """
+PROVED = """\
+```{prf:lemma} Four is even
+:label: lem-four
+:status: proved here
+
+Four is even.
+```
+
+```{prf:proof}
+4 = 2 + 2.
+```
+"""
 OUTCOME = "2 % 2 == 0: '2' is even"  # quotes must reach the ledger as printed
 CHECK_SOURCE = f"assert 2 % 2 == 0\nprint({OUTCOME!r})"
 
@@ -156,6 +174,7 @@ CHECK_SOURCE = f"assert 2 % 2 == 0\nprint({OUTCOME!r})"
 def _notebook(
     certified=CERTIFIED,
     paper=PAPER,
+    proved=PROVED,
     tags=("check:prop-two",),
     source=CHECK_SOURCE,
     outputs=None,
@@ -164,7 +183,7 @@ def _notebook(
 ):
     if outputs is None:
         outputs = [new_output("stream", name="stdout", text=OUTCOME + "\n")]
-    text = new_markdown_cell("# A chapter\n\n" + certified + "\n" + paper)
+    text = new_markdown_cell("# A chapter\n\n" + certified + "\n" + paper + "\n" + proved)
     if markdown_tags:
         text.metadata["tags"] = list(markdown_tags)
     cell = new_code_cell(source, execution_count=execution_count, outputs=outputs)
@@ -181,7 +200,7 @@ def _validate(**changes) -> set[str]:
 def test_a_clean_notebook_has_no_problems():
     assert _validate() == set()
     nb = claims.parse_notebook(_notebook(), "synthetic.ipynb")
-    assert [b.label for b in nb.claims()] == ["prop-two", "thm-paper"]
+    assert [b.label for b in nb.claims()] == ["prop-two", "thm-paper", "lem-four"]
     assert nb.checks[0].outcome == OUTCOME
     assert nb.checks[0].anchors == {"prop-two": "check-prop-two"}
 
@@ -205,6 +224,11 @@ MUTATIONS = {
     "only-stderr": dict(outputs=[new_output("stream", name="stderr", text="done\n")]),
     "output-ignored-by-nbval": dict(tags=("check:prop-two", "nbval-ignore-output")),
     "never-executed": dict(execution_count=None),
+    "proved-without-proof": dict(proved=PROVED.split("```{prf:proof}")[0]),
+    "proof-after-another-box": dict(
+        proved=PROVED.split("```{prf:proof}")[0] + PAPER.replace("thm-paper", "thm-other")
+        + "```{prf:proof}" + PROVED.split("```{prf:proof}")[1]
+    ),
 }
 EXPECTED = {
     "no-status": {"no-status"},
@@ -223,6 +247,8 @@ EXPECTED = {
     "only-stderr": {"no-outcome"},
     "output-ignored-by-nbval": {"unverified-outcome"},
     "never-executed": {"unverified-outcome"},
+    "proved-without-proof": {"no-proof"},
+    "proof-after-another-box": {"no-proof"},
 }
 
 
