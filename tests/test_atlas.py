@@ -4,8 +4,9 @@ Every entry is checked against the closed forms, computed here from the formulas
 (not read from the data or from the library): the parameter count, the hypotheses of the
 dimension formulas, the formula's value, and — where the formula applies — that the certified
 dimension is exact and equal to it. A random sample of entries, different on every run, is
-certified again with a fresh random seed (through the script's one library-calling function),
-and the new bounds must agree with the stored ones.
+certified again with a fresh random seed (through the script's library-calling functions), and
+the new bounds must agree with the stored ones. Every softmax estimate must lie within the
+stored softmax bounds (ball arithmetic and symmetries), which another sample certifies again.
 """
 
 from __future__ import annotations
@@ -135,3 +136,34 @@ def test_a_random_sample_certifies_again():
         assert fresh["lower"] <= stored["upper"] and stored["lower"] <= fresh["upper"], label
         if stored["lower"] == stored["upper"]:
             assert fresh["lower"] <= stored["lower"] <= fresh["upper"], label
+
+
+def test_softmax_estimates_lie_within_the_certified_bounds():
+    """Every float64 estimate against the stored certificate (ball arithmetic, symmetries)."""
+    bad, certified = [], 0
+    for (w, a), e in ENTRIES.items():
+        lower, upper, estimate = e["softmax_lower"], e["softmax_upper"], e["softmax_rank"]
+        if not 0 < lower <= upper <= e["P"]:
+            bad.append(f"widths {w}, attn {a}: softmax bounds {lower}..{upper} (P = {e['P']})")
+        elif estimate is not None and not lower <= estimate <= upper:
+            bad.append(f"widths {w}, attn {a}: estimate {estimate} outside {lower}..{upper}")
+        certified += lower == upper
+    assert not bad, f"{len(bad)} entries disagree, e.g.\n" + "\n".join(bad[:20])
+    assert certified > 1000
+
+
+def test_a_random_sample_of_softmax_bounds_certifies_again():
+    """A new sample and a new seed on every run; both pairs of bounds are proofs, so they overlap."""
+    seed = random.SystemRandom().randrange(2**32)
+    rng = random.Random(seed)
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from make_atlas import softmax_entry
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    for w, a in rng.sample(sorted(ENTRIES), SAMPLE):
+        stored = ENTRIES[(w, a)]
+        fresh = softmax_entry(w, a, seed=rng.randrange(1, 10**6))
+        label = f"widths {w}, attn {a} (sample seed {seed})"
+        assert fresh["softmax_lower"] <= stored["softmax_upper"], label
+        assert stored["softmax_lower"] <= fresh["softmax_upper"], label

@@ -226,8 +226,10 @@ MUTATIONS = {
     "never-executed": dict(execution_count=None),
     "proved-without-proof": dict(proved=PROVED.split("```{prf:proof}")[0]),
     "proof-after-another-box": dict(
-        proved=PROVED.split("```{prf:proof}")[0] + PAPER.replace("thm-paper", "thm-other")
-        + "```{prf:proof}" + PROVED.split("```{prf:proof}")[1]
+        proved=PROVED.split("```{prf:proof}")[0]
+        + PAPER.replace("thm-paper", "thm-other")
+        + "```{prf:proof}"
+        + PROVED.split("```{prf:proof}")[1]
     ),
 }
 EXPECTED = {

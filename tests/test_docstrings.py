@@ -108,3 +108,36 @@ def test_public_names_are_few_and_unique():
     # 89 names after the reorganisation; + 4 for chapter 7's follow-up (multi-head attention,
     # metric tensor, holonomy) and + 3 for lsa_lib.invariants (chapter 5)
     assert len(names) <= 96
+
+
+MENTION = re.compile(r"lsa_lib(?:\.[A-Za-z_]\w*)+")
+
+
+def _resolves(dotted: str) -> bool:
+    """An importable module, followed by attributes of it."""
+    parts = dotted.split(".")
+    for k in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:k]))
+        except ImportError:
+            continue
+        for name in parts[k:]:
+            if not hasattr(obj, name):
+                return False
+            obj = getattr(obj, name)
+        return True
+    return False
+
+
+def test_every_lsa_lib_name_the_book_mentions_exists():
+    """Names in prose and code (``lsa_lib.rank.exact_rank``) that Sphinx roles would not catch."""
+    pages = [*(ROOT / "book").rglob("*.md"), *(ROOT / "book").glob("*.ipynb"), ROOT / "README.md"]
+    missing = sorted(
+        {
+            f"{page.relative_to(ROOT)}: {name}"
+            for page in pages
+            for name in MENTION.findall(page.read_text(encoding="utf-8"))
+            if not _resolves(name.rstrip("."))
+        }
+    )
+    assert not missing, "\n".join(missing)

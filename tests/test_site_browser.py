@@ -418,6 +418,7 @@ ATLAS_CASES = [
     ((2, 3, 3), (2, 2)),
     ((3, 3, 3, 3), (2, 2, 2)),
     ((4, 2, 3, 1), (1, 2, 4)),
+    ((1, 1, 1, 1), (1, 1, 1)),
 ]
 
 
@@ -461,6 +462,8 @@ def _pick(page, widths, attn) -> dict:
                   certified: t('atlas-certified'), lower: t('atlas-lower'), upper: t('atlas-upper'),
                   softmaxFormula: t('atlas-softmax-formula'), softmaxRank: t('atlas-softmax-rank'),
                   softmaxCell: t('atlas-softmax-cell'),
+                  softmaxCertified: t('atlas-softmax-certified'),
+                  softmaxBounds: [t('atlas-softmax-lower'), t('atlas-softmax-upper')],
                   chapter: document.getElementById('atlas-chapter').getAttribute('href'),
                   hash: location.hash};
         }"""
@@ -491,6 +494,11 @@ def test_atlas_controls_show_the_computed_values(width, server, browser):
                 assert (shown["lower"], shown["upper"]) == (str(data["lower"]), str(data["upper"]))
             if data["softmax_formula"] is not None:
                 assert shown["softmaxFormula"] == str(data["softmax_formula"]), label
+            if data["softmax_lower"] == data["softmax_upper"]:
+                assert shown["softmaxCertified"] == str(data["softmax_lower"]), label
+            else:
+                bounds = [str(data["softmax_lower"]), str(data["softmax_upper"])]
+                assert shown["softmaxBounds"] == bounds, label
             if data["softmax_rank"] is not None:
                 assert shown["softmaxRank"] == str(data["softmax_rank"]), label
             else:

@@ -3,10 +3,10 @@
 For every architecture of the atlas grid — depth 1 and 2 with widths and attention dimensions
 1..6, depth 3 with 1..4 — this records what ``lsa_lib`` says about its neuromanifold: the
 parameter count, the dimension formula's value or the hypotheses that fail, the certified
-dimension (exact bounds modulo a prime) and, where computed, the float64 estimate of the
-softmax network's dimension with its singular-value gap.
+dimension (exact bounds modulo a prime) and, where computed, the certified bounds on the
+softmax network's dimension and its float64 estimate with its singular-value gap.
 
-All calls into the library are in :func:`compute_entry` and :func:`softmax_estimate`; the
+All calls into the library are in :func:`compute_entry` and :func:`softmax_entry`; the
 rest of the script only walks the grid and writes JSON files into ``site_data/atlas/`` (one
 small index, then one file per depth and first widths, which the atlas page fetches only when
 the reader picks such an architecture).
@@ -44,7 +44,7 @@ def compute_entry(
 ) -> dict[str, Any]:
     """Everything the atlas shows for one architecture, computed by ``lsa_lib`` (``t = 3``).
 
-    With :func:`softmax_estimate`, the only code of this script that calls the library.
+    With :func:`softmax_entry`, the only code of this script that calls the library.
 
     Returns a dict of plain values: ``P``; ``formula`` (the dimension formula's value, or
     None when a hypothesis fails), ``failed`` (the failed hypotheses, as sentences),
@@ -52,8 +52,8 @@ def compute_entry(
     not apply), ``source`` (which formula, whose); ``lower``/``upper`` (certified bounds on the
     lightning network's dimension: the better of the plain certificate and the one whose upper
     bound also uses the extra fiber directions); for the softmax network ``softmax_formula``
-    (or None), ``softmax_failed``, and when ``softmax`` is true the float64 estimate
-    ``softmax_rank`` with its ``softmax_gap`` (:func:`softmax_estimate`).
+    (or None), ``softmax_failed``, and when ``softmax`` is true the certified bounds and the
+    float64 estimate of :func:`softmax_entry`.
     """
     from lsa_lib import parameter_count
     from lsa_lib.dimension import exact_dimension, failed_hypotheses, general_width_formula
@@ -78,33 +78,36 @@ def compute_entry(
     )
     entry["softmax_source"] = _source(widths, attn, softmax=True)
     if softmax:
-        entry.update(softmax_estimate(widths, attn, seed=seed))
+        entry.update(softmax_entry(widths, attn, seed=seed))
     return entry
 
 
-def softmax_estimate(
+def softmax_entry(
     widths: tuple[int, ...], attn: tuple[int, ...], *, seed: int = 0
 ) -> dict[str, Any]:
-    """The float64 estimate of the softmax network's dimension: the best of a few points.
+    """The softmax network's dimension: certified bounds, and a float64 estimate.
 
-    A trusted reading at one point (a drop of at least ``GAP_MIN`` above the round-off floor)
-    shows that many singular values are truly non-zero there, so it bounds the dimension from
-    below; at an unlucky point a true direction can sink under round-off (width-one networks
-    average their tokens together, see the softmax chapter's note on numerics), so the largest
-    trusted reading over ``SOFTMAX_POINTS`` points is kept, with its gap. ``softmax_rank`` is
+    ``softmax_lower``/``softmax_upper``: the exact engine's bounds (a Jacobian minor proven
+    non-zero in ball arithmetic; the symmetries that survive the softmax). ``softmax_rank``: the
+    largest trusted float64 reading over ``SOFTMAX_POINTS`` random points, with its
+    ``softmax_gap``. A rank at one point never exceeds the dimension, and at an unlucky point a
+    true direction can sink under round-off (width-one networks average their tokens together,
+    see the softmax chapter's note on numerics), so the best reading is kept. ``softmax_rank`` is
     None when no point gives a trusted reading (``softmax_gap`` is then the largest drop seen).
     """
-    from lsa_lib.dimension import float_dimension
+    from lsa_lib.dimension import exact_dimension, float_dimension
 
     readings = [
         float_dimension(widths, attn, T, "exp", seed=seed + k, strict=False)
         for k in range(SOFTMAX_POINTS)
     ]
     trusted = [r for r in readings if r.trusted]
+    bounds = exact_dimension(widths, attn, T, "exp", seed=seed)
+    entry = {"softmax_lower": bounds.lower, "softmax_upper": bounds.upper}
     if not trusted:
-        return {"softmax_rank": None, "softmax_gap": max(float(r.gap) for r in readings)}
+        return {**entry, "softmax_rank": None, "softmax_gap": max(float(r.gap) for r in readings)}
     best = max(trusted, key=lambda r: (r.rank, r.gap))
-    return {"softmax_rank": best.rank, "softmax_gap": float(best.gap)}
+    return {**entry, "softmax_rank": best.rank, "softmax_gap": float(best.gap)}
 
 
 # ----------------------------------------------------------------------------------------
@@ -213,6 +216,8 @@ COLUMNS = [
     "softmax_rank",
     "softmax_gap",
     "chapter",
+    "softmax_lower",
+    "softmax_upper",
 ]
 
 
@@ -232,6 +237,8 @@ def _row(widths: tuple[int, ...], entry: dict[str, Any], templates: dict[str, in
         entry.get("softmax_rank"),
         None if gap is None else float(f"{gap:.2g}"),
         chapter_key(widths, entry),
+        entry.get("softmax_lower"),
+        entry.get("softmax_upper"),
     ]
 
 
@@ -294,7 +301,7 @@ def _work(arch: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[Any, dict[str,
 
 
 def _softmax_work(arch: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[Any, dict[str, Any]]:
-    return arch, softmax_estimate(*arch)
+    return arch, softmax_entry(*arch)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -319,8 +326,10 @@ def main(argv: list[str] | None = None) -> int:
             for arch, estimate in pool.imap_unordered(_softmax_work, archs, chunksize=16):
                 entries[arch].update(estimate)
         size = write_atlas(entries, args.out)
-        print(f"{len(archs)} softmax estimates in {time.perf_counter() - start:.0f} s wall; "
-              f"{size / 1024:.0f} KiB")
+        print(
+            f"{len(archs)} softmax estimates in {time.perf_counter() - start:.0f} s wall; "
+            f"{size / 1024:.0f} KiB"
+        )
         return 0
     if args.rewrite:
         entries = read_atlas(args.out)

@@ -198,11 +198,40 @@
       sm.append(el("span", { text: "Not covered by a formula: " + c.softmax_failed.join("; ") + "." }));
     }
     sm.append(el("br"));
+    if (c.softmax_lower !== null && c.softmax_lower !== undefined) {
+      if (c.softmax_lower === c.softmax_upper) {
+        sm.append(
+          "Certified: ",
+          num("atlas-softmax-certified", c.softmax_lower),
+          el("span", {
+            class: "atlas-ok",
+            text: " (a Jacobian minor proven non-zero in ball arithmetic = P minus the surviving symmetries).",
+          })
+        );
+      } else {
+        sm.append(
+          "Certified: between ",
+          num("atlas-softmax-lower", c.softmax_lower),
+          " and ",
+          num("atlas-softmax-upper", c.softmax_upper),
+          el("span", { class: "atlas-warn", text: " (the bounds do not meet)." })
+        );
+      }
+      if (c.softmax_formula !== null && c.softmax_lower === c.softmax_upper && c.softmax_formula !== c.softmax_lower)
+        sm.append(
+          el("div", {
+            class: "atlas-note atlas-warn",
+            id: "atlas-softmax-cert-differs",
+            text: "The certified dimension differs from the formula's value.",
+          })
+        );
+      sm.append(el("br"));
+    }
     if (c.softmax_rank !== null && c.softmax_rank !== undefined) {
       sm.append(
         "Float64 estimate: ",
         num("atlas-softmax-rank", c.softmax_rank),
-        ` (singular-value gap ${fmtGap(c.softmax_gap)}).`
+        ` (singular-value gap ${fmtGap(c.softmax_gap)}, best of ${index.softmax_points || 1} points).`
       );
       if (c.softmax_formula !== null && c.softmax_formula !== c.softmax_rank)
         sm.append(
