@@ -92,8 +92,10 @@ def softmax_entry(
     largest trusted float64 reading over ``SOFTMAX_POINTS`` random points, with its
     ``softmax_gap``. A rank at one point never exceeds the dimension, and at an unlucky point a
     true direction can sink under round-off (width-one networks average their tokens together,
-    see the softmax chapter's note on numerics), so the best reading is kept. ``softmax_rank`` is
-    None when no point gives a trusted reading (``softmax_gap`` is then the largest drop seen).
+    see the softmax chapter's note on numerics), so the best reading is kept; where it exceeds
+    the certificate's lower bound, the certificate is also computed at the best reading's point
+    and the better of the two bounds kept on each side. ``softmax_rank`` is None when no point
+    gives a trusted reading (``softmax_gap`` is then the largest drop seen).
     """
     from lsa_lib.dimension import exact_dimension, float_dimension
 
@@ -101,12 +103,17 @@ def softmax_entry(
         float_dimension(widths, attn, T, "exp", seed=seed + k, strict=False)
         for k in range(SOFTMAX_POINTS)
     ]
-    trusted = [r for r in readings if r.trusted]
+    trusted = [k for k, r in enumerate(readings) if r.trusted]
     bounds = exact_dimension(widths, attn, T, "exp", seed=seed)
     entry = {"softmax_lower": bounds.lower, "softmax_upper": bounds.upper}
     if not trusted:
         return {**entry, "softmax_rank": None, "softmax_gap": max(float(r.gap) for r in readings)}
-    best = max(trusted, key=lambda r: (r.rank, r.gap))
+    k = max(trusted, key=lambda k: (readings[k].rank, readings[k].gap))
+    best = readings[k]
+    if best.rank > bounds.lower and k > 0:  # certify at the point of the best reading too
+        other = exact_dimension(widths, attn, T, "exp", seed=seed + k)
+        entry["softmax_lower"] = max(bounds.lower, other.lower)  # both pairs are proofs
+        entry["softmax_upper"] = min(bounds.upper, other.upper)
     return {**entry, "softmax_rank": best.rank, "softmax_gap": float(best.gap)}
 
 
