@@ -201,11 +201,11 @@
     if (c.softmax_lower !== null && c.softmax_lower !== undefined) {
       if (c.softmax_lower === c.softmax_upper) {
         sm.append(
-          "Certified: ",
+          "Dimension: ",
           num("atlas-softmax-certified", c.softmax_lower),
           el("span", {
             class: "atlas-ok",
-            text: " (a Jacobian minor proven non-zero in ball arithmetic = P minus the surviving symmetries).",
+            text: " certified: lower bound (a Jacobian minor proven non-zero in ball arithmetic) = upper bound (P minus the surviving symmetries).",
           })
         );
       } else {
