@@ -150,20 +150,23 @@ class BallDual:
         return BallDual(ones * self.value, tangents)
 
     # ------------------------------------------------------------------ arithmetic
-    def __matmul__(self, other: Any) -> BallDual:
-        other = self._lift(other)
-        value = self.value * other.value
+    def _product(self, other: BallDual, times: Any) -> BallDual:
+        """``times(self, other)`` with the product rule ``d(xy) = dx·y + x·dy`` for tangents."""
+        value = times(self.value, other.value)
         if self.tangents is None and other.tangents is None:
             return BallDual(value)
         tangents = []
         for i in range(self._k(other)):
             parts = []
             if self.tangents is not None:
-                parts.append(self.tangents[i] * other.value)
+                parts.append(times(self.tangents[i], other.value))
             if other.tangents is not None:
-                parts.append(self.value * other.tangents[i])
+                parts.append(times(self.value, other.tangents[i]))
             tangents.append(parts[0] if len(parts) == 1 else parts[0] + parts[1])
         return BallDual(value, tangents)
+
+    def __matmul__(self, other: Any) -> BallDual:
+        return self._product(self._lift(other), lambda x, y: x * y)
 
     def __rmatmul__(self, other: Any) -> BallDual:
         return self._lift(other) @ self
@@ -204,19 +207,7 @@ class BallDual:
             c = flint.arb(float(other))
             tangents = None if self.tangents is None else [T * c for T in self.tangents]
             return BallDual(self.value * c, tangents)
-        other = self._lift(other)
-        value = _entrywise(self.value, other.value, _mul)
-        if self.tangents is None and other.tangents is None:
-            return BallDual(value)
-        tangents = []
-        for i in range(self._k(other)):
-            parts = []
-            if self.tangents is not None:
-                parts.append(_entrywise(self.tangents[i], other.value, _mul))
-            if other.tangents is not None:
-                parts.append(_entrywise(other.tangents[i], self.value, _mul))
-            tangents.append(parts[0] if len(parts) == 1 else parts[0] + parts[1])
-        return BallDual(value, tangents)
+        return self._product(self._lift(other), lambda x, y: _entrywise(x, y, _mul))
 
     __rmul__ = __mul__
 

@@ -287,6 +287,17 @@ def layer(
     return Q, K, V
 
 
+def layer_input(X: Any, Q: Any, K: Any, V: Any, *extra: Any) -> tuple[Any, ...]:
+    """``(X, Q, K, V, like)`` for one layer's forward pass: float arrays of one kind (torch if
+    ``X``, the layer or any of ``extra`` is; ``like`` is that tensor or None), the layer checked
+    as in :func:`layer` and ``X`` of shape ``(..., d, t)`` with ``d`` the layer's input width."""
+    like = torch_like(X, Q, K, V, *extra)
+    Q, K, V = layer(Q, K, V, like=like)
+    X = array(X, "X", like=like)
+    tokens_fit(X, Q)
+    return X, Q, K, V, like
+
+
 def layers(
     items: Any, *, d: int | None = None, chain: bool = True, like: Any = None
 ) -> list[tuple[Any, ...]]:

@@ -153,10 +153,7 @@ def attention_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike) -> Array:
     numpy.ndarray or torch.Tensor, shape=[..., t, t]
         Row ``i`` is the key token, column ``j`` the query token.
     """
-    like = _checks.torch_like(X, Q, K)
-    Q, K, _ = _checks.layer(Q, K, K, like=like)
-    X = _checks.array(X, "X", like=like)
-    _checks.tokens_fit(X, Q)
+    X, Q, K, _, _ = _checks.layer_input(X, Q, K, K)
     return (K @ X).mT @ (Q @ X)
 
 
@@ -203,10 +200,7 @@ def attention_layer(
     """
     S = _normalizer(normalizer)
     _checks.choice(order, "order", ("linear", "quadratic"))
-    like = _checks.torch_like(X, Q, K, V)
-    Q, K, V = _checks.layer(Q, K, V, like=like)
-    X = _checks.array(X, "X", like=like)
-    _checks.tokens_fit(X, Q)
+    X, Q, K, V, like = _checks.layer_input(X, Q, K, V)
     if S is None:
         return _layer(X, Q, K, V) if order == "linear" else (V @ X) @ ((K @ X).mT @ (Q @ X))
     block = X.shape[-1] if query_block is None else _checks.size(query_block, "query_block")

@@ -55,10 +55,7 @@ def metric_attention(
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
         ``(V X D)(K X)ᵀ(Q X D)`` with ``D = diag(μᵀ X)``.
     """
-    like = _checks.torch_like(X, Q, K, V, mu)
-    Q, K, V = _checks.layer(Q, K, V, like=like)
-    X = _checks.array(X, "X", like=like)
-    _checks.tokens_fit(X, Q)
+    X, Q, K, V, like = _checks.layer_input(X, Q, K, V, mu)
     mu = _checks.array(mu, "mu", min_ndim=1, like=like)
     if tuple(mu.shape) not in ((Q.shape[1],), (1, Q.shape[1])):
         raise ValueError(
@@ -176,10 +173,7 @@ def riemannian_attention(
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
     """
     S = _normalizer(normalizer)
-    like = _checks.torch_like(X, Q, K, V, B)
-    Q, K, V = _checks.layer(Q, K, V, like=like)
-    X = _checks.array(X, "X", like=like)
-    _checks.tokens_fit(X, Q)
+    X, Q, K, V, like = _checks.layer_input(X, Q, K, V, B)
     Bs, r = _metric_block(B, Q.shape[0], Q.shape[1], like)
     return _layer(X, Q, K, V, S, QX=_metric_queries(X, Q, Bs, r))
 

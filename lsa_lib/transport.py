@@ -68,10 +68,7 @@ def _transported(X: Any, Q: Any, K: Any, R: Any) -> tuple[Any, Any]:
 
 
 def _inputs(X: Any, Q: Any, K: Any, R: Any, V: Any = None) -> tuple[Any, ...]:
-    like = _checks.torch_like(X, Q, K, V, R)
-    Q, K, V = _checks.layer(Q, K, K if V is None else V, like=like)
-    X = _checks.array(X, "X", like=like)
-    _checks.tokens_fit(X, Q)
+    X, Q, K, V, like = _checks.layer_input(X, Q, K, K if V is None else V, R)
     R = _checks.array(R, "R", like=like)
     if tuple(R.shape) != (Q.shape[0], Q.shape[0]):
         raise ValueError(f"R must have shape ({Q.shape[0]}, {Q.shape[0]}), got {tuple(R.shape)}")
@@ -152,10 +149,7 @@ def learned_transport_attention(
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
     """
     causal = _causal(causal)
-    like = _checks.torch_like(X, Q, K, V, T)
-    Q, K, V = _checks.layer(Q, K, V, like=like)
-    X = _checks.array(X, "X", like=like)
-    _checks.tokens_fit(X, Q)
+    X, Q, K, V, like = _checks.layer_input(X, Q, K, V, T)
     t, a = X.shape[-1], Q.shape[0]
     T = _checks.array(T, "T", min_ndim=3, like=like)
     n = t if causal else 2 * t - 1

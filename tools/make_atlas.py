@@ -311,6 +311,13 @@ def _softmax_work(arch: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[Any, d
     return arch, softmax_entry(*arch)
 
 
+def _in_processes(work: Any, archs: list[Any], jobs: int, chunksize: int) -> Any:
+    """``work`` on every architecture, in ``jobs`` single-threaded processes, in any order."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        yield from pool.imap_unordered(work, archs, chunksize=chunksize)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
@@ -321,20 +328,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--softmax",
         action="store_true",
-        help="recompute only the softmax estimates of the stored data",
+        help="recompute only the softmax column (bounds and estimate) of the stored data",
     )
     args = parser.parse_args(argv)
     if args.softmax:
         entries = read_atlas(args.out)
         archs = [arch for arch in sorted(entries) if len(arch[1]) in SOFTMAX_DEPTHS]
         start = time.perf_counter()
-        os.environ.setdefault("OMP_NUM_THREADS", "1")
-        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-            for arch, estimate in pool.imap_unordered(_softmax_work, archs, chunksize=16):
-                entries[arch].update(estimate)
+        for arch, softmax in _in_processes(_softmax_work, archs, args.jobs, chunksize=16):
+            entries[arch].update(softmax)
         size = write_atlas(entries, args.out)
         print(
-            f"{len(archs)} softmax estimates in {time.perf_counter() - start:.0f} s wall; "
+            f"{len(archs)} softmax entries in {time.perf_counter() - start:.0f} s wall; "
             f"{size / 1024:.0f} KiB"
         )
         return 0
@@ -351,13 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     entries: dict[Any, dict[str, Any]] = {}
     seconds: dict[int, float] = defaultdict(float)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        for k, (arch, entry, sec) in enumerate(pool.imap_unordered(_work, archs, chunksize=8)):
-            entries[arch] = entry
-            seconds[len(arch[1])] += sec
-            if (k + 1) % 1000 == 0:
-                print(f"{k + 1}/{len(archs)} architectures, {time.perf_counter() - start:.0f} s")
+    for k, (arch, entry, sec) in enumerate(_in_processes(_work, archs, args.jobs, chunksize=8)):
+        entries[arch] = entry
+        seconds[len(arch[1])] += sec
+        if (k + 1) % 1000 == 0:
+            print(f"{k + 1}/{len(archs)} architectures, {time.perf_counter() - start:.0f} s")
     elapsed = time.perf_counter() - start
     size = write_atlas(entries, args.out)
     cpu = ", ".join(f"depth {d}: {seconds[d]:.0f} s" for d in sorted(seconds))

@@ -129,6 +129,19 @@
     return el("tr", {}, el("th", { scope: "row", text: name }), el("td", { id }, ...content));
   }
   const num = (id, value) => el("output", { id, class: "atlas-num" }, String(value));
+  // Certified bounds: the value where they meet (id prefix-certified), else both
+  // (prefix-lower, prefix-upper); text.met / text.open follow, after optional leads.
+  function bounds(prefix, lower, upper, text) {
+    if (lower === upper)
+      return [text.metLead || "", num(`${prefix}-certified`, lower), el("span", { class: "atlas-ok", text: text.met })];
+    return [
+      (text.openLead || "") + "between ",
+      num(`${prefix}-lower`, lower),
+      " and ",
+      num(`${prefix}-upper`, upper),
+      el("span", { class: "atlas-warn", text: text.open }),
+    ];
+  }
 
   function render(key, r) {
     const c = Object.fromEntries(index.columns.map((name, i) => [name, r[i]]));
@@ -159,23 +172,12 @@
     rows.push(row("Dimension formula", "atlas-formula-cell", formula));
 
     const cert = el("div");
-    if (c.lower === c.upper) {
-      cert.append(
-        num("atlas-certified", c.lower),
-        el("span", {
-          class: "atlas-ok",
-          text: ` certified: lower bound ${c.lower} = upper bound ${c.upper} (exact ranks modulo a prime)`,
-        })
-      );
-    } else {
-      cert.append(
-        "between ",
-        num("atlas-lower", c.lower),
-        " and ",
-        num("atlas-upper", c.upper),
-        el("span", { class: "atlas-warn", text: " (the certified bounds do not meet)" })
-      );
-    }
+    cert.append(
+      ...bounds("atlas", c.lower, c.upper, {
+        met: ` certified: lower bound ${c.lower} = upper bound ${c.upper} (exact ranks modulo a prime)`,
+        open: " (the certified bounds do not meet)",
+      })
+    );
     if (c.lower === c.upper) {
       const rhs = c.formula !== null ? c.formula : c.formula_rhs;
       const note =
@@ -199,24 +201,14 @@
     }
     sm.append(el("br"));
     if (c.softmax_lower !== null && c.softmax_lower !== undefined) {
-      if (c.softmax_lower === c.softmax_upper) {
-        sm.append(
-          "Dimension: ",
-          num("atlas-softmax-certified", c.softmax_lower),
-          el("span", {
-            class: "atlas-ok",
-            text: " certified: lower bound (a Jacobian minor proven non-zero in ball arithmetic) = upper bound (P minus the surviving symmetries).",
-          })
-        );
-      } else {
-        sm.append(
-          "Certified: between ",
-          num("atlas-softmax-lower", c.softmax_lower),
-          " and ",
-          num("atlas-softmax-upper", c.softmax_upper),
-          el("span", { class: "atlas-warn", text: " (the bounds do not meet)." })
-        );
-      }
+      sm.append(
+        ...bounds("atlas-softmax", c.softmax_lower, c.softmax_upper, {
+          metLead: "Dimension: ",
+          met: " certified: lower bound (a Jacobian minor proven non-zero in ball arithmetic) = upper bound (P minus the surviving symmetries).",
+          openLead: "Certified: ",
+          open: " (the bounds do not meet).",
+        })
+      );
       if (c.softmax_formula !== null && c.softmax_lower === c.softmax_upper && c.softmax_formula !== c.softmax_lower)
         sm.append(
           el("div", {
