@@ -442,6 +442,29 @@ def toc_files(toc_path: Path | str) -> list[str]:
     return [re.sub(r"\.(ipynb|md|rst)$", "", f) for f in files]
 
 
+def toc_parts(toc_path: Path | str) -> list[dict]:
+    """The parts of a ``_toc.yml``: caption, numbered, and per chapter its files in order.
+
+    A chapter's files are its first page, then its section pages (without extensions).
+    """
+    toc = yaml.safe_load(Path(toc_path).read_text(encoding="utf-8")) or {}
+
+    def pages(entry: dict) -> list[str]:
+        out = [re.sub(r"\.(ipynb|md|rst)$", "", str(entry["file"]))] if "file" in entry else []
+        for sub in entry.get("sections", []) or []:
+            out += pages(sub)
+        return out
+
+    return [
+        {
+            "caption": part.get("caption", ""),
+            "numbered": bool(part.get("numbered")),
+            "chapters": [pages(chapter) for chapter in part.get("chapters", []) or []],
+        }
+        for part in toc.get("parts", []) or []
+    ]
+
+
 def toc_notebooks(toc_path: Path | str) -> list[Path]:
     """The notebooks listed in a ``_toc.yml``, in reading order."""
     root = Path(toc_path).resolve().parent

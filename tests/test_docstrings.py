@@ -18,10 +18,13 @@ from sphinx.pycode import ModuleAnalyzer
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = sorted(p.stem for p in (ROOT / "lsa_lib").glob("*.py") if not p.stem.startswith("_"))
-CHAPTERS = {p.stem for p in (ROOT / "book").glob("*.ipynb")} | {
-    p.stem for p in (ROOT / "book").glob("*.md")
+# pages a docstring may link to: every notebook and text page of book/, as "NN_x" or "notes/x"
+CHAPTERS = {
+    p.relative_to(ROOT / "book").with_suffix("").as_posix()
+    for p in [*(ROOT / "book").rglob("*.ipynb"), *(ROOT / "book").rglob("*.md")]
+    if ".ipynb_checkpoints" not in p.parts
 }
-LINK = re.compile(r":doc:`(?:[^`<]*<)?/book/([\w-]+)>?`")
+LINK = re.compile(r":doc:`(?:[^`<]*<)?/book/([\w/-]+)>?`")
 
 
 def _public(module_name: str):

@@ -46,7 +46,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+NOTEBOOKS = sorted(
+    p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
+)
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 _spec = importlib.util.spec_from_file_location("setup_cell", ROOT / "tools" / "setup_cell.py")

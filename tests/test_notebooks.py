@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+
+
+def _load_claims():
+    spec = importlib.util.spec_from_file_location("lsa_claims", ROOT / "_ext" / "lsa_claims.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["lsa_claims"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+claims = sys.modules.get("lsa_claims") or _load_claims()
+# every notebook of the book: chapters, their section pages (book/NN_x/…) and research notes
+NOTEBOOKS = sorted(
+    p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
+)
 SETUP_MARKER = "# Colab and Binder set-up"
 
 
 def _toc_files() -> set[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = {toc["root"]}
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            files.add(chapter["file"])
-    return files
+    return set(claims.toc_files(ROOT / "_toc.yml"))
 
 
 def test_there_are_notebooks():
@@ -74,14 +84,34 @@ def test_notebook_starts_with_setup_cell(path: Path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_is_in_the_toc(path: Path):
-    assert f"book/{path.stem}" in _toc_files(), f"{path.name} is not listed in _toc.yml"
+    name = path.relative_to(ROOT).with_suffix("").as_posix()
+    assert name in _toc_files(), f"{name} is not listed in _toc.yml"
+
+
+def _course_chapters() -> list[list[Path]]:
+    """The notebooks of each chapter of the numbered part(s): its first page, then its sections."""
+    return [
+        [ROOT / f"{f}.ipynb" for f in files if (ROOT / f"{f}.ipynb").exists()]
+        for part in claims.toc_parts(ROOT / "_toc.yml")
+        if part["numbered"]
+        for files in part["chapters"]
+    ]
+
+
+def _markdown(path: Path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("pages", _course_chapters(), ids=lambda ps: ps[0].stem)
+def test_chapter_has_exercises_with_solutions(pages: list[Path]):
+    exercises = sum(len(re.findall(r"```\{exercise\}", _markdown(p))) for p in pages)
+    assert exercises >= 3, f"{pages[0].name}: {exercises} exercises in the chapter, need at least 3"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_chapter_has_exercises_with_solutions(path: Path):
-    nb = nbformat.read(path, as_version=4)
-    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+def test_every_exercise_has_a_solution(path: Path):
+    text = _markdown(path)
     exercises = re.findall(r"```\{exercise\}", text)
     solutions = re.findall(r"```\{solution(?:-start)?\}", text)
-    assert len(exercises) >= 3, f"{path.name}: {len(exercises)} exercises, need at least 3"
     assert len(solutions) >= len(exercises), f"{path.name}: an exercise has no solution"

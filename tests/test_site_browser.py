@@ -584,7 +584,13 @@ def _repository() -> tuple[str, str]:
 
 
 @pytest.mark.parametrize(
-    "notebook", sorted(p.stem for p in (ROOT / "book").glob("*.ipynb")), ids=str
+    "notebook",
+    sorted(
+        p.relative_to(ROOT / "book").with_suffix("").as_posix()
+        for p in (ROOT / "book").rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts
+    ),
+    ids=str,
 )
 def test_launch_buttons_point_at_the_notebook(notebook):
     """Binder and Colab buttons open this chapter's notebook in the configured repository."""

@@ -295,7 +295,9 @@ def main(argv: list[str]) -> int:
     paths = [Path(a).resolve() for a in argv if a != "--check"]
     if any(p.suffix != ".ipynb" or not p.is_file() for p in paths):
         raise SystemExit(__doc__)
-    notebooks = paths or sorted((ROOT / "book").glob("*.ipynb"))
+    notebooks = paths or sorted(
+        p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
+    )
     setting = read_setting()
     stale = stale_copies(setting, notebooks, write=not check)
     for name in stale:
