@@ -103,8 +103,10 @@ def failed_hypotheses(
     """The hypotheses of the dimension formulas that the architecture violates.
 
     Lightning: (1) ``t ≥ 2``; for ``l ≥ 2`` also (2) non-increasing ``d_0 ≥ … ≥ d_{l-1}``,
-    (3) ``a_i ≥ 2`` before the last layer (else the tokens collapse to a line), (4) every
-    narrowing hidden layer fully read by the later ones (:func:`seen_dimension`). With a
+    (3) no layer with ``a_i = 1`` followed by a later layer with ``a_j ≥ 2`` (the first
+    collapses the tokens to a line, and the later one then loses its antisymmetric directions,
+    which are zero when ``a_j = 1``), (4) every narrowing hidden layer fully read by the later
+    ones (:func:`seen_dimension`). With a
     normalizer and ``l ≥ 2``: equal widths ``δ`` with ``a_i ≤ δ`` (Conjecture 3.10).
     Explained in :doc:`/book/04_dimension`.
 
@@ -139,11 +141,13 @@ def failed_hypotheses(
         failed.append(
             f"non-increasing input and hidden widths d_0 ≥ … ≥ d_{{l-1}} are required, got {w[:l]}"
         )
-    ones = [i + 1 for i in range(l - 1) if a[i] == 1]
-    if ones:
+    collapse = next((i for i in range(l - 1) if a[i] == 1), None)
+    later = [j + 1 for j in range(l) if collapse is not None and j > collapse and a[j] >= 2]
+    if later:
         failed.append(
-            "a_i ≥ 2 is required for every layer but the last (token-rank collapse); "
-            f"a_i = 1 in layer(s) {ones}"
+            f"layer {collapse + 1} has attention dimension 1, so it collapses the tokens to a "
+            f"line, and the later {_layers(later)} attention dimension at least 2 (their "
+            "antisymmetric directions are lost)"
         )
     if not any(w[i] < w[i + 1] for i in range(l - 1)):
         for i in range(1, l):
@@ -154,6 +158,13 @@ def failed_hypotheses(
                     "directions"
                 )
     return failed
+
+
+def _layers(indices: Sequence[int]) -> str:
+    """'layer 3 has' / 'layers 2 and 3 have', for messages."""
+    if len(indices) == 1:
+        return f"layer {indices[0]} has"
+    return "layers " + ", ".join(map(str, indices[:-1])) + f" and {indices[-1]} have"
 
 
 def expected_dimension(

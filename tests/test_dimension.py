@@ -93,8 +93,8 @@ def test_seen_dimension():
         ((3, 3), (2,), 1, "t ≥ 2"),
         ((3, 3, 3), (2, 2), 1, "t ≥ 2"),
         ((3, 4, 2), (2, 2), 3, "non-increasing"),
-        ((5, 3, 3, 4), (1, 2, 2), 3, "token-rank collapse"),
-        ((3, 3, 3), (1, 2), 3, "token-rank collapse"),
+        ((5, 3, 3, 4), (1, 2, 2), 3, "collapses the tokens"),
+        ((3, 3, 3), (1, 2), 3, "collapses the tokens"),
         ((5, 4, 1), (2, 1), 3, "fully read"),
         ((6, 5, 2), (2, 1), 3, "fully read"),
         # layer 2 reads only d_2 + 2 a_2 = 5 < 6 directions of layer 1's output
@@ -273,3 +273,19 @@ def test_float_dimension_options():
     assert r.rank == expected_dimension((3, 3, 3), (2, 2), normalizer="exp") and r.n_inputs == 40
     r32 = float_dimension((3, 3, 3), (2, 2), 3, "exp", n_inputs=40, dtype="float32", strict=False)
     assert r32.dtype == "float32" and r32.singular_values.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    ("widths", "attn"),
+    [
+        ((3, 3, 3), (1, 1)),
+        ((4, 4, 4, 4), (2, 1, 1)),
+        ((5, 3, 3, 4), (2, 1, 1)),
+        ((4, 4, 4), (3, 1)),
+    ],
+)
+def test_attention_dimension_one_loses_nothing_when_no_later_layer_has_more(widths, attn):
+    """𝔰𝔬(1) = 0: a collapse followed only by a_j = 1 layers obeys the formula (certified)."""
+    assert not failed_hypotheses(widths, attn)
+    cert = exact_dimension(widths, attn, beyond_symmetries=True)
+    assert cert.certified and cert.rank == expected_dimension(widths, attn)

@@ -1,0 +1,99 @@
+"""Every rule of ``lsa_lib.rules`` against every certified atlas entry and a fresh random sample.
+
+A rule is a statement about a family with its domain written in code. It fails here when a
+certified case inside its domain disagrees with its formula: on the stored atlas (lightning and
+softmax rules, every certified entry) and on cases drawn afresh and certified in the test
+(other numbers of tokens, depths, mixed attention dimensions, widening and shrinking widths; for
+other models the rule's own sample).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lsa_lib.rules import RULES, check_rule, rule
+
+ROOT = Path(__file__).resolve().parents[1]
+ATLAS = ROOT / "site_data" / "atlas"
+# columns of the atlas holding the certified bounds of each model
+BOUNDS = {"lightning": ("lower", "upper"), "softmax": ("softmax_lower", "softmax_upper")}
+
+
+def _atlas() -> dict:
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from make_atlas import read_atlas
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    return read_atlas(ATLAS)
+
+
+ENTRIES = _atlas() if (ATLAS / "index.json").exists() else {}
+
+
+def certified_atlas_cases(model: str) -> list[tuple[dict, int]]:
+    """The atlas entries whose bounds for ``model`` meet, as (case, dimension)."""
+    lo, up = BOUNDS[model]
+    return [
+        ({"widths": w, "attn": a, "t": 3}, e[lo])
+        for (w, a), e in ENTRIES.items()
+        if e.get(lo) is not None and e[lo] == e.get(up)
+    ]
+
+
+def test_rule_names_are_unique_and_found():
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names)), names
+    assert all(rule(n).name == n for n in names)
+    with pytest.raises(KeyError, match="no rule named"):
+        rule("no such rule")
+
+
+ATLAS_RULES = [r for r in RULES if r.model in BOUNDS]
+
+
+@pytest.mark.skipif(not ENTRIES, reason="the atlas data is missing")
+@pytest.mark.parametrize("r", ATLAS_RULES, ids=lambda r: r.name)
+def test_rule_holds_on_every_certified_atlas_entry(r):
+    cases = certified_atlas_cases(r.model)
+    check = check_rule(r, cases)
+    assert check.inside > 0, f"rule {r.name!r}: no certified atlas entry lies in its domain"
+    assert not check.disagree_inside, (
+        f"rule {r.name!r} ({r.domain_text}) is contradicted by certified atlas entries: "
+        f"{list(check.disagree_inside)[:5]}"
+    )
+
+
+@pytest.mark.parametrize("r", RULES, ids=lambda r: r.name)
+def test_rule_holds_on_a_fresh_certified_sample(r):
+    rng = np.random.default_rng()  # a fresh sample every run: the atlas is the fixed check
+    certified = []
+    for case in r.sample(rng):
+        cert = r.certificate(**case)
+        if cert.certified:
+            certified.append((case, cert.rank))
+    check = check_rule(r, certified)
+    assert not check.disagree_inside, (
+        f"rule {r.name!r} ({r.domain_text}) is contradicted by freshly certified cases: "
+        f"{list(check.disagree_inside)}"
+    )
+
+
+def test_a_rule_whose_domain_is_too_wide_fails():
+    """The check bites: the general-width formula without its token-collapse clause."""
+    from dataclasses import replace
+
+    from lsa_lib.dimension import general_width_formula
+
+    def too_wide(widths, attn, t):
+        return t >= 2 and all(widths[i] >= widths[i + 1] for i in range(len(attn) - 1))
+
+    wide = replace(rule("general widths"), in_domain=too_wide)
+    cases = [({"widths": (5, 3, 3, 4), "attn": (1, 2, 2), "t": 3}, 36)]
+    assert general_width_formula((5, 3, 3, 4), (1, 2, 2)) == 40
+    assert check_rule(wide, cases).disagree_inside
+    assert not check_rule(rule("general widths"), cases).disagree_inside
