@@ -324,3 +324,46 @@ def pivot_rows(M: NDArray[np.float64]) -> list[int]:
     for i, j in enumerate(piv.tolist()):  # LAPACK's sequential swaps, 1-based
         perm[i], perm[j - 1] = perm[j - 1], perm[i]
     return perm[: M.shape[1]]
+
+
+#: Working precisions (bits) tried in turn for a certified rank.
+PRECISIONS = (128, 256, 512)
+
+
+def certified_rank(
+    forward: Callable[[list[Any], Any], Any],
+    shapes: Sequence[tuple[int, ...]],
+    point: Sequence[NDArray[np.float64]],
+    X: NDArray[np.float64],
+    J: NDArray[np.float64],
+    r: int,
+    outputs: int,
+) -> int:
+    """A rank proven by ball arithmetic: the size of a minor whose determinant excludes zero.
+
+    The float Jacobian ``J`` (of ``forward`` at ``point`` on inputs ``X``, ``outputs`` rows per
+    input) only *chooses* ``r`` columns and ``r`` rows (pivoted Gram–Schmidt); the entries of
+    that minor are recomputed in ball arithmetic from the exact float inputs, so round-off in
+    ``J`` cannot affect the proof. If the full minor's ball contains zero at every precision of
+    :data:`PRECISIONS`, leading minors of the chosen order are tried, largest first (any one
+    that excludes zero proves its size); 0 if none does.
+    """
+    cols = pivots(J, r)
+    rows = pivot_rows(J[:, cols])
+    entries: dict[int, list[Any]] = {}
+    old = flint.ctx.prec
+    try:
+        for prec in PRECISIONS:
+            flint.ctx.prec = prec
+            for i in sorted({row // outputs for row in rows}):
+                block = jacobian_block(forward, shapes, point, X[i], cols)
+                entries.update({row: block[row % outputs] for row in rows if row // outputs == i})
+            minor = [entries[row] for row in rows]
+            if minor_excludes_zero(minor):
+                return len(rows)
+        for k in range(len(rows) - 1, 0, -1):
+            if minor_excludes_zero([row[:k] for row in minor[:k]]):
+                return k
+        return 0
+    finally:
+        flint.ctx.prec = old

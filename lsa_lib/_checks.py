@@ -10,6 +10,7 @@ indices are 1-based as in the paper. Bad input raises ``ValueError`` (a wrong va
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 import sympy
 import torch
 
-from .tolerances import MAX_CONDITION
+from . import _backend, tolerances
 
 #: What the forward passes return: float numpy arrays, or torch tensors for torch input.
 Array = np.ndarray | torch.Tensor
@@ -26,8 +27,7 @@ Array = np.ndarray | torch.Tensor
 DType = str | type | np.dtype | torch.dtype
 
 
-def is_torch(x: Any) -> bool:
-    return isinstance(x, torch.Tensor)
+is_torch = _backend.is_torch
 
 
 def torch_like(*arrays: Any) -> torch.Tensor | None:
@@ -66,10 +66,23 @@ def tokens(t: Any, minimum: int = 1) -> int:
     return t
 
 
-def seed(value: Any) -> int:
+def seed(value: Any, name: str = "seed") -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {value!r}")
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     return int(value)
+
+
+def generator(rng: Any, name: str = "rng") -> np.random.Generator:
+    """A numpy ``Generator``: given, or seeded by a non-negative integer (None: fresh entropy)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral) or rng < 0:
+        raise ValueError(
+            f"{name} must be a numpy.random.Generator or a non-negative integer seed, got {rng!r}"
+        )
+    return np.random.default_rng(int(rng))
 
 
 def flag(value: Any, name: str) -> bool:
@@ -91,14 +104,14 @@ def real(value: Any, name: str, *, positive: bool = False, nonzero: bool = False
         raise ValueError(f"{name} must be a real number, got {value!r}")
     x = float(value)
     if not np.isfinite(x) or (positive and x <= 0) or (nonzero and x == 0):
-        kind = "positive" if positive else "non-zero" if nonzero else "finite"
-        raise ValueError(f"{name} must be a finite {kind} number, got {value!r}")
+        kind = "positive " if positive else "non-zero " if nonzero else ""
+        raise ValueError(f"{name} must be a finite {kind}number, got {value!r}")
     return x
 
 
 def min_gap(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 1:
-        raise ValueError(f"min_gap must be a number > 1, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 1 < value < np.inf:
+        raise ValueError(f"min_gap must be a finite number > 1, got {value!r}")
     return float(value)
 
 
@@ -116,23 +129,39 @@ def dtype(value: Any) -> str:
 
 
 def index(i: Any, high: int, what: str, low: int = 1) -> int:
-    """A 1-based index ``low ≤ i ≤ high``."""
+    """An index ``low ≤ i ≤ high`` (1-based by default; positions pass ``low=0``)."""
     if isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral):
         raise ValueError(f"{what} must be an integer in {low}..{high}, got {i!r}")
     if not low <= i <= high:
-        raise ValueError(f"{what} must be in {low}..{high} (1-based), got {i}")
+        base = " (1-based)" if low == 1 else " (0-based)" if low == 0 else ""
+        raise ValueError(f"{what} must be in {low}..{high}{base}, got {i}")
     return int(i)
 
 
 # ------------------------------------------------------------------------------------------
 # architectures
 # ------------------------------------------------------------------------------------------
+def sequence(value: Any, name: str, form: str) -> list[Any]:
+    """A list from a sequence or a one-dimensional numpy array (``form`` names the expected)."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return list(value)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{name} must be a sequence {form}, got {value!r}")
+    return list(value)
+
+
+def sizes(value: Any, name: str, form: str) -> tuple[int, ...]:
+    """A non-empty sequence (or 1-D array) of positive integers, as a tuple of ints."""
+    items = sequence(value, name, form)
+    if not items:
+        raise ValueError(f"{name} must be a non-empty sequence {form}, got {value!r}")
+    return tuple(size(x, f"{name}[{i}]") for i, x in enumerate(items))
+
+
 def architecture(widths: Any, attn: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``(widths, attn)`` as tuples of ints: ``len(widths) ≥ 2``, one ``a_i`` per layer."""
-    if isinstance(widths, (str, bytes)) or not isinstance(widths, Sequence):
-        raise ValueError(f"widths must be a sequence (d_0, ..., d_l), got {widths!r}")
-    if isinstance(attn, (str, bytes)) or not isinstance(attn, Sequence):
-        raise ValueError(f"attn must be a sequence (a_1, ..., a_l), got {attn!r}")
+    widths = sequence(widths, "widths", "(d_0, ..., d_l)")
+    attn = sequence(attn, "attn", "(a_1, ..., a_l)")
     if len(widths) < 2:
         raise ValueError(f"widths must list at least (d_0, d_1), got {tuple(widths)}")
     if len(attn) != len(widths) - 1:
@@ -143,6 +172,22 @@ def architecture(widths: Any, attn: Any) -> tuple[tuple[int, ...], tuple[int, ..
     w = tuple(size(x, f"widths[{i}]") for i, x in enumerate(widths))
     a = tuple(size(x, f"attn[{i}]") for i, x in enumerate(attn))
     return w, a
+
+
+def table_rows(rows: Any) -> list[dict[str, Any]]:
+    """The rows of a table: a sequence of mappings ``column name → value``."""
+    from collections.abc import Mapping
+
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, (Sequence, np.ndarray)):
+        raise TypeError(
+            f"rows must be a list of mappings column → value (one per row), got {type(rows).__name__}"
+        )
+    for k, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(
+                f"row {k} must be a mapping column → value (a dict), got {type(row).__name__} {row!r}"
+            )
+    return [dict(r) for r in rows]
 
 
 def architectures(items: Any) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -165,8 +210,59 @@ def layer_shapes(widths: Any, attn: Any) -> list[tuple[tuple[int, int], ...]]:
 
 
 # ------------------------------------------------------------------------------------------
+# sizes this machine can hold
+# ------------------------------------------------------------------------------------------
+def memory_limit() -> int:
+    """The bytes a computation may allocate: the machine's physical memory."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not a POSIX system
+        return 16 * 2**30
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} bytes"
+
+
+def fits(n_bytes: float, what: str, hint: str = "") -> None:
+    """Refuse, before allocating, what needs more memory than the machine has."""
+    limit = memory_limit()
+    if n_bytes > limit:
+        raise ValueError(
+            f"{what} would need about {_bytes(n_bytes)} of memory, more than this machine's "
+            f"{_bytes(limit)}" + (f": {hint}" if hint else "")
+        )
+
+
+def work(n: float, what: str, limit: float, why: str) -> None:
+    """Refuse a computation whose size ``n`` exceeds ``limit``; ``why`` says what it would cost."""
+    if n > limit:
+        raise ValueError(f"{what} is {n:.3g}, above the limit {limit:.3g}: {why}")
+
+
+# ------------------------------------------------------------------------------------------
 # arrays
 # ------------------------------------------------------------------------------------------
+def all_finite(x: Any) -> bool:
+    """Whether every entry of a float array (numpy or torch) is finite (one pass when it is)."""
+    if is_torch(x):
+        x = x.detach()
+        return bool(torch.isfinite(x.sum())) or bool(torch.isfinite(x).all())
+    return bool(np.isfinite(np.sum(x))) or bool(np.isfinite(x).all())
+
+
+def finite_result(x: Any, what: str) -> Any:
+    """``x`` if every entry is finite, else a ``ValueError``: finite input overflowed."""
+    if not all_finite(x):
+        raise ValueError(
+            f"{what} overflows float64 (entries beyond 1.8e308) although the input is finite"
+        )
+    return x
+
+
 def array(x: Any, name: str, *, min_ndim: int = 2, like: Any = None) -> Any:
     """A finite floating array: numpy float64, or a torch tensor (when ``x`` or ``like`` is one).
 
@@ -280,8 +376,9 @@ def layer(
     Q, K, V = (array(M, n + tag, like=like) for M, n in ((Q, "Q"), (K, "K"), (V, "V")))
     layer_shapes_fit(Q, K, V, tag)
     if d is not None and Q.shape[1] != d:
+        which = "the layer" if index is None else f"layer {index}"
         raise ValueError(
-            f"layer{tag} expects input width {Q.shape[1]} (Q has shape "
+            f"{which} expects input width {Q.shape[1]} (Q has shape "
             f"{tuple(Q.shape)}), but its input has width {d}"
         )
     return Q, K, V
@@ -311,9 +408,10 @@ def layers(
     return out
 
 
-def exact_layers(items: Any) -> list[tuple[np.ndarray, ...]]:
-    """Layers as numpy arrays keeping their dtype (int, float or object); widths must chain."""
-    out, width = [], None
+def exact_layers(items: Any, d: int | None = None) -> list[tuple[np.ndarray, ...]]:
+    """Layers as numpy arrays keeping their dtype (int, float or object); widths must chain
+    (from the input width ``d``, when given)."""
+    out, width = [], d
     for i, triple in enumerate(triples(items), start=1):
         mats = []
         for name, m in zip("QKV", triple, strict=True):
@@ -328,12 +426,30 @@ def exact_layers(items: Any) -> list[tuple[np.ndarray, ...]]:
             mats.append(arr)
         layer_shapes_fit(*mats, f" of layer {i}")
         if width is not None and mats[0].shape[1] != width:
+            source = f"layer {i - 1} outputs" if i > 1 else "its input X has"
             raise ValueError(
-                f"layer {i} expects input width {mats[0].shape[1]}, but layer {i - 1} outputs "
-                f"width {width}"
+                f"layer {i} expects input width {mats[0].shape[1]}, but {source} width {width}"
             )
         width = mats[2].shape[0]
         out.append(tuple(mats))
+    return out
+
+
+def params(
+    shapes: Sequence[tuple[int, ...]], name: str, values: Any, *, exact: bool
+) -> list[np.ndarray]:
+    """A parametrization's point: one array per block of ``shapes`` (``exact``: any dtype)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise TypeError("params must be a list of arrays, one per parameter block")
+    if len(values) != len(shapes):
+        raise ValueError(f"params has {len(values)} blocks, but {name} has {len(shapes)}")
+    out = []
+    for i, (p, s) in enumerate(zip(values, shapes, strict=True)):
+        p = p.detach().cpu().numpy() if is_torch(p) else p
+        arr = np.asarray(p) if exact else array(p, f"params[{i}]", min_ndim=0)
+        if tuple(arr.shape) != tuple(s):
+            raise ValueError(f"params[{i}] must have shape {s}, got {tuple(arr.shape)}")
+        out.append(arr)
     return out
 
 
@@ -469,10 +585,10 @@ def inverse(G: Any, n: int, name: str, *, like: Any = None) -> tuple[Any, Any]:
     if tuple(G.shape) != (n, n):
         raise ValueError(f"{name} must have shape ({n}, {n}), got {tuple(G.shape)}")
     cond = np.linalg.cond(G.detach().cpu().numpy() if is_torch(G) else G)
-    if not np.isfinite(cond) or cond > MAX_CONDITION:
+    if not np.isfinite(cond) or cond > tolerances.MAX_CONDITION:
         raise ValueError(
             f"{name} is not (numerically) invertible: its condition number {cond:.3g} exceeds "
-            f"MAX_CONDITION = {MAX_CONDITION:.0e}"
+            f"MAX_CONDITION = {tolerances.MAX_CONDITION:.0e}"
         )
     return G, (torch.linalg.inv(G) if is_torch(G) else np.linalg.inv(G))
 

@@ -13,13 +13,15 @@ residues are below ``2^40``, sums of a few of them far below ``2^53``.
 
 Contents: :func:`reduce` (the residue of an integer-valued array), :func:`mm` (exact matrix
 product mod ``p``), :class:`ModDual` (forward-mode dual numbers mod ``p``: a value and ``k``
-tangent directions, with ``@``, ``.mT``, ``+``, ``-``, ``*``), and :func:`rank_mod_p` (the exact
-rank of a matrix over ``F_p`` by a recursive, BLAS-based elimination).
+tangent directions, with ``@``, ``.mT``, ``+``, ``-``, ``*``), :func:`jacobian` (a forward
+pass's Jacobian times a compression, by dual numbers) and :func:`rank_mod_p` (the exact rank of
+a matrix over ``F_p`` by a recursive, BLAS-based elimination).
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -250,6 +252,15 @@ class ModDual:
     def __rmul__(self, other: Any) -> ModDual:
         return self.__mul__(other)
 
+    def __truediv__(self, other: Any) -> ModDual:
+        raise TypeError(
+            "exact forwards cannot divide: a polynomial Parametrization's forward may use only "
+            "@, .mT, +, -, * and integer constants (set polynomial=False for other maps)"
+        )
+
+    __rtruediv__ = __truediv__
+    __floordiv__ = __truediv__
+
     def __repr__(self) -> str:
         k = 0 if self.tangent is None else self.tangent.shape[-1]
         return f"ModDual(shape={self.value.shape}, tangents={k}, p={self.p})"
@@ -396,3 +407,45 @@ def rank_mod_p(M: ArrayLike, p: int = DEFAULT_PRIME) -> int:
     A = np.ascontiguousarray(A)
     piv, _ = _ple(A, p)
     return len(piv)
+
+
+def jacobian(
+    forward: Callable[[list[Any], Any], Any],
+    shapes: Sequence[tuple[int, ...]],
+    input_shape: tuple[int, int],
+    point: Sequence[np.ndarray],
+    X: np.ndarray,
+    C: np.ndarray | None,
+    p: int,
+) -> np.ndarray:
+    """``J C mod p``: the Jacobian of ``forward`` at ``point`` on inputs ``X``, by dual numbers.
+
+    ``forward(params, X)`` is a polynomial parametrization's forward pass, ``point`` its
+    parameter blocks (residues), ``X`` the inputs ``(n, d_0, t)`` (residues), ``C`` a ``(P, k)``
+    matrix of directions (``None``: all ``P`` coordinate directions). Rows input by input.
+    """
+    P = int(sum(int(np.prod(s)) for s in shapes))
+    duals, pos = [], 0
+    for x, s in zip(point, shapes, strict=True):
+        n = int(np.prod(s))
+        if C is None:
+            tan = np.zeros((n, P))
+            tan[np.arange(n), np.arange(pos, pos + n)] = 1.0
+        else:
+            tan = np.ascontiguousarray(C[pos : pos + n])
+        duals.append(ModDual(x, tan.reshape((*s, -1)), p))
+        pos += n
+    k = P if C is None else C.shape[1]
+    # inputs in chunks, so that one tangent array holds at most ~3·10⁷ numbers
+    width = max([input_shape[0]] + [max(s) for s in shapes])
+    chunk = max(1, int(3e7 // max(1, k * width * input_shape[1])))
+    parts = []
+    for s in range(0, X.shape[0], chunk):
+        y = forward(duals, ModDual(X[s : s + chunk], None, p))
+        if not isinstance(y, ModDual):
+            raise TypeError("forward did not return an array built from its parameters")
+        if y.tangent is None:
+            parts.append(np.zeros((int(np.prod(y.value.shape)), k)))
+        else:
+            parts.append(np.broadcast_to(y.tangent, y.value.shape + (k,)).reshape(-1, k))
+    return np.vstack(parts)

@@ -17,18 +17,19 @@ hypotheses (:func:`failed_hypotheses`); where the general formula over-counts,
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _checks
+from . import _checks, _exact, _kernel
 from ._checks import DType
-from .lightning import Layer, _normalizer, parameter_count
+from .lightning import Layer, parameter_count
 from .rank import ExactRank, FloatRank, exact_rank, float_rank
-from .symmetries import _det, network_parametrization, symmetry_generators
+from .report import Table
+from .symmetries import network_parametrization, symmetry_generators
 from .tolerances import GAP_MIN
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "extra_fiber_directions",
     "exact_dimension",
     "float_dimension",
+    "dimension_table",
 ]
 
 
@@ -67,7 +69,7 @@ def general_width_formula(
     r = [min(a[i], w[i]) for i in range(l)]
     value = w[l] * w[l - 1] + sum(w[i] * (w[i - 1] - w[i]) for i in range(1, l))
     value += sum(r[i] * (2 * w[i] - r[i]) for i in range(l))
-    return value if _normalizer(normalizer) is not None else value - l
+    return value if _kernel.normalizer(normalizer) is not None else value - l
 
 
 def seen_dimension(widths: Sequence[int], attn: Sequence[int], i: int) -> int:
@@ -130,7 +132,7 @@ def failed_hypotheses(
         )
     if l == 1:
         return failed
-    if _normalizer(normalizer) is not None:
+    if _kernel.normalizer(normalizer) is not None:
         if any(x != w[0] for x in w) or any(x > w[0] for x in a):
             failed.append(
                 "for normalized networks with l ≥ 2 only equal widths d_0 = … = d_l = δ with "
@@ -219,7 +221,7 @@ def _orthogonal_vectors(S: list[list[int]], n: int) -> list[list[int]]:
     out = []
     for extra in itertools.combinations(range(n), n - 1 - len(S)):
         rows = S + [[1 if c == e else 0 for c in range(n)] for e in extra]
-        out.append([(-1) ** c * _det([r[:c] + r[c + 1 :] for r in rows]) for c in range(n)])
+        out.append([(-1) ** c * _exact.det([r[:c] + r[c + 1 :] for r in rows]) for c in range(n)])
     return out
 
 
@@ -405,3 +407,73 @@ def float_dimension(
         min_gap=min_gap,
         strict=strict,
     )
+
+
+def dimension_table(
+    architectures: Iterable[tuple[Sequence[int], Sequence[int]]],
+    t: int = 3,
+    normalizer: str | None = None,
+    *,
+    methods: Sequence[str] = ("exact", "float"),
+    n_inputs: int | None = None,
+    seed: int = 0,
+    weight_scale: float = 1.0,
+    dtype: DType = "float64",
+    min_gap: float = GAP_MIN,
+) -> Table:
+    """Parameter count, expected and computed dimensions of many architectures.
+
+    Explained in :doc:`/book/04_dimension` and :doc:`/book/06_softmax`.
+
+    Parameters
+    ----------
+    architectures : iterable of (widths, attn)
+    t : int
+        Tokens per input.
+    normalizer : str, optional
+        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (float only).
+    methods : sequence of {"exact", "float"}
+        ``"exact"``: :func:`exact_dimension` with the extra fiber directions;
+        ``"float"``: :func:`float_dimension`, an untrusted reading kept
+        (shown with a ``?``), not raised.
+    n_inputs : int, optional
+        Random inputs of both methods; default ``⌈3P / (d_l t)⌉ + 2``.
+    seed, weight_scale, dtype, min_gap
+        As in :func:`float_dimension`.
+
+    Returns
+    -------
+    Table
+        Columns ``widths``, ``attn``, ``P``, ``expected`` (:func:`expected_dimension`, None
+        where a hypothesis fails), then ``exact`` (an :class:`~lsa_lib.rank.ExactRank`, shown
+        as ``36`` or ``34..40``) and ``P / dim``, and ``float`` (a
+        :class:`~lsa_lib.rank.FloatRank`) and ``gap ≥`` (its order of magnitude).
+    """
+    archs = _checks.architectures(architectures)
+    t = _checks.tokens(t)
+    if isinstance(methods, str) or not isinstance(methods, Sequence) or not methods:
+        raise ValueError(f"methods must list one or both of 'exact', 'float'; got {methods!r}")
+    for m in methods:
+        _checks.choice(m, "method", ("exact", "float"))
+    if "exact" in methods and normalizer is not None:
+        raise ValueError("the exact method needs lightning layers: use methods=('float',)")
+    options = {"seed": seed, "weight_scale": weight_scale, "dtype": dtype, "min_gap": min_gap}
+    rows = []
+    for w, a in archs:
+        P = parameter_count(w, a)
+        n = n_inputs or -(-3 * P // (w[-1] * t)) + 2
+        row: dict[str, Any] = {"widths": w, "attn": a, "P": P}
+        row["expected"] = (
+            None
+            if failed_hypotheses(w, a, t, normalizer)
+            else expected_dimension(w, a, t, normalizer)
+        )
+        if "exact" in methods:
+            cert = exact_dimension(w, a, t, beyond_symmetries=True, seed=seed, n_inputs=n)
+            row["exact"] = cert
+            row["P / dim"] = P / cert.lower if cert.certified and cert.lower else None
+        if "float" in methods:
+            reading = float_dimension(w, a, t, normalizer, n_inputs=n, strict=False, **options)
+            row["float"], row["gap ≥"] = reading, reading.gap
+        rows.append(row)
+    return Table(rows, formats={"gap ≥": "order", "P / dim": ".2f"})

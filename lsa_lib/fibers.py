@@ -19,12 +19,12 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from . import _checks
-from .lightning import _layer, _normalizer, attention_matrix
+from . import _checks, _kernel
+from .lightning import attention_matrix
 from .rank import ExactRank, FloatRank, Parametrization, exact_rank, float_rank
 from .symbolic import symbolic_attention, symbolic_matrix
 from .symmetries import network_parametrization
-from .tolerances import GAP_MIN
+from .tolerances import GAP_MIN, SAME_RTOL
 
 __all__ = [
     "FunctionComparison",
@@ -35,7 +35,6 @@ __all__ = [
     "attention_value_parametrization",
 ]
 
-_SAME_RTOL = 1e-9  # the float comparison's default relative tolerance
 _MAX_EXACT_ENTRIES = 36  # the exact comparison refuses inputs with more token entries d · t
 
 
@@ -51,11 +50,7 @@ def _as_pair(layer: Any, name: str, *, exact: bool) -> tuple[Any, Any]:
     mats = [conv(M, f"{x} of {name}") for M, x in zip(layer, "AV" if len(layer) == 2 else "QKV")]
     if len(mats) == 3:
         Q, K, V = mats
-        if tuple(Q.shape) != tuple(K.shape):
-            raise ValueError(
-                f"Q and K of {name} must have the same shape (a, d), got Q {tuple(Q.shape)} "
-                f"and K {tuple(K.shape)}"
-            )
+        _checks.layer_shapes_fit(Q, K, V, f" of {name}")
         mats = [K.T @ Q, V]
     _checks.pair_shapes(tuple(mats[0].shape), tuple(mats[1].shape))
     return mats[0], mats[1]
@@ -109,7 +104,7 @@ def same_function(
     method: Literal["float", "exact"] = "float",
     t: int = 3,
     n_inputs: int = 16,
-    rtol: float = _SAME_RTOL,
+    rtol: float = SAME_RTOL,
     seed: int = 0,
 ) -> FunctionComparison:
     """Whether two lightning layers compute the same function on ``t`` tokens.
@@ -170,13 +165,13 @@ def same_function(
     if not 0 <= rtol < 1:
         raise ValueError(f"rtol must be a real number in [0, 1), got {rtol!r}")
     X = np.random.default_rng(_checks.seed(seed)).standard_normal((n_inputs, d, t))
-    diff = _layer(X, A1, None, V1) - _layer(X, A2, None, V2)
+    diff = _kernel.layer(X, A1, None, V1) - _kernel.layer(X, A2, None, V2)
 
     def magnitude(layer: Any, A: Any, V: Any) -> float:
         absA = np.abs(A)
         if len(layer) == 3:
             absA = np.abs(_checks.matrix(layer[1], "K")).T @ np.abs(_checks.matrix(layer[0], "Q"))
-        return float(np.linalg.norm(_layer(np.abs(X), absA, None, np.abs(V))))
+        return float(np.linalg.norm(_kernel.layer(np.abs(X), absA, None, np.abs(V))))
 
     scale = max(magnitude(layer_a, A1, V1), magnitude(layer_b, A2, V2))
     rel = 0.0 if scale == 0 else float(np.linalg.norm(diff) / scale)
@@ -242,7 +237,7 @@ def swap(A: ArrayLike, V: ArrayLike, *, min_gap: float = GAP_MIN) -> tuple[Any, 
 
 
 def rescaling_factor(
-    pair_a: tuple[Any, Any], pair_b: tuple[Any, Any], *, rtol: float = _SAME_RTOL
+    pair_a: tuple[Any, Any], pair_b: tuple[Any, Any], *, rtol: float = SAME_RTOL
 ) -> sympy.Rational | float | None:
     """The ``c`` with ``(A_b, V_b) = (c A_a, V_a / c)``, or None (:doc:`/book/02_fibers`).
 
@@ -323,12 +318,12 @@ def attention_value_parametrization(
         Blocks ``[A, V]`` (``d² + d·d_out`` parameters).
     """
     d, d_out, t = _checks.size(d, "d"), _checks.size(d_out, "d_out"), _checks.tokens(t)
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     return Parametrization(
         name=f"{normalizer or 'lightning'} layer in (A, V), d={d}, d'={d_out}, t={t}",
         shapes=((d, d), (d_out, d)),
         input_shape=(d, t),
-        forward=lambda params, X: _layer(X, params[0], None, params[1], S),
+        forward=lambda params, X: _kernel.layer(X, params[0], None, params[1], S),
         generators=None if S else (lambda params: [[params[0], -params[1]]]),
         polynomial=S is None,
     )
@@ -402,7 +397,7 @@ def fiber_dimension(
     lsa_lib.rank.RankAmbiguityError
         Float: no gap of ``min_gap``.
     """
-    t, S = _checks.tokens(t), _normalizer(normalizer)
+    t, S = _checks.tokens(t), _kernel.normalizer(normalizer)
     _checks.choice(method, "method", ("float", "exact"))
     if coordinates is not None:
         _checks.choice(coordinates, "coordinates", ("AV", "QKV"))

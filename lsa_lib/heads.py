@@ -29,18 +29,10 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _backend, _checks, _generators, _head_moves, _kernel
 from ._checks import Array
-from .lightning import Layer, _layer, _normalizer
+from .lightning import Layer
 from .rank import ExactRank, FloatRank, Parametrization, exact_rank, float_rank
-from .symmetries import (
-    _adj,
-    _attention_fiber_dimension,
-    _det,
-    _obj,
-    _triple_generators,
-    _zeros_like,
-)
 
 __all__ = [
     "multihead_attention",
@@ -136,23 +128,23 @@ def multihead_attention(
     TypeError
         If triples and quadruples are mixed, or an entry is not numeric.
     """
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     like = _checks.torch_like(X, heads)
     if _form(heads) == 4:
         checked = _output_heads(heads, like)
         X = _checks.array(X, "X", like=like)
         _checks.tokens_fit(X, checked[0][0], "Q_1 and K_1")
-        out = checked[0][3] @ _layer(X, *checked[0][:3], S)
+        out = checked[0][3] @ _kernel.layer(X, *checked[0][:3], S)
         for Q, K, V, O in checked[1:]:
-            out = out + O @ _layer(X, Q, K, V, S)
-        return out
+            out = out + O @ _kernel.layer(X, Q, K, V, S)
+        return _checks.finite_result(out, "multihead_attention")
     checked = _heads(heads, like)
     X = _checks.array(X, "X", like=like)
     _checks.tokens_fit(X, checked[0][0])
-    out = _layer(X, *checked[0], S)
+    out = _kernel.layer(X, *checked[0], S)
     for head in checked[1:]:
-        out = out + _layer(X, *head, S)
-    return out
+        out = out + _kernel.layer(X, *head, S)
+    return _checks.finite_result(out, "multihead_attention")
 
 
 def _realize(A: Any, a: int) -> tuple[Any, Any]:
@@ -261,54 +253,6 @@ def cubic_map_dimension(d: int, d_out: int) -> int:
     return d_out * d * d * (d + 1) // 2
 
 
-def _mixing_generators(params: Sequence[Any], H: int, a: int, d: int) -> list[list[Any]]:
-    """Head mixing for ``a ≥ d``, exchange moves for ``d_out = 1``, rank-keeping moves for ``a = d − 1``."""
-    P = [_obj(p) for p in params]
-    Qs, Ks, Vs = P[0::3], P[1::3], P[2::3]
-    gens = []
-    if a >= d:
-        for h in range(H):
-            for l in range(H):
-                if h != l:
-                    M = Qs[l].T @ Qs[l]  # (d, d), invertible for generic Q_l with a ≥ d
-                    g = _zeros_like(P)
-                    g[3 * h + 2] = _det(M) * Vs[l]
-                    g[3 * l + 1] = -(Ks[h].T @ Qs[h] @ _adj(M) @ Qs[l].T).T
-                    gens.append(g)
-        if Vs[0].shape[0] == 1:  # A_h ↦ A_h + w_l uᵀ, A_l ↦ A_l − w_h uᵀ with u = e_r
-            Ms = [Q.T @ Q for Q in Qs]
-            dets, adjs = [_det(M) for M in Ms], [_adj(M) for M in Ms]
-            for h in range(H):
-                for l in range(h + 1, H):
-                    for r in range(d):
-                        u = np.zeros((1, d), dtype=object)
-                        u[0, r] = 1
-                        g = _zeros_like(P)
-                        g[3 * h + 1] = dets[l] * (Vs[l].T @ u @ adjs[h] @ Qs[h].T).T
-                        g[3 * l + 1] = dets[h] * (-(Vs[h].T @ u) @ adjs[l] @ Qs[l].T).T
-                        gens.append(g)
-    if a == d - 1 and H >= 3:
-        As = [K.T @ Q for Q, K in zip(Qs, Ks, strict=True)]
-        for h in range(H):
-            Q, K = Qs[h], Ks[h]
-            adjA, GQ, GK = _adj(As[h]), Q @ Q.T, K @ K.T
-            dQQ, dKK = _det(GQ), _det(GK)
-            others = [l for l in range(H) if l != h]
-            tau = {l: np.trace(adjA @ As[l]) for l in others}
-            for i, l in enumerate(others):
-                for m in others[i + 1 :]:
-                    B = tau[m] * As[l] - tau[l] * As[m]  # tangent to {det = 0} at A_h
-                    g = _zeros_like(P)
-                    # lift B to (δQ_h, δK_h) with δK_hᵀ Q_h + K_hᵀ δQ_h = dQQ·dKK·B
-                    g[3 * h + 1] = dKK * (_adj(GQ).T @ Q @ B.T)
-                    proj = dQQ * np.eye(d, dtype=int).astype(object) - Q.T @ _adj(GQ) @ Q
-                    g[3 * h] = _adj(GK) @ K @ B @ proj
-                    g[3 * l + 2] = -(dQQ * dKK * tau[m]) * Vs[h]
-                    g[3 * m + 2] = (dQQ * dKK * tau[l]) * Vs[h]
-                    gens.append(g)
-    return gens
-
-
 def _head_sizes(heads: Any) -> list[tuple[int, int]]:
     if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
         raise ValueError("heads must be a non-empty list of (d_k, d_v) pairs, one per head")
@@ -332,142 +276,6 @@ def _count(d: int, d_out: int, sizes: Sequence[tuple[int, int]], lightning: bool
     """``Σ_h [r_k (2d − r_k) + r_v (d + d_out − r_v)]``, minus ``H`` for lightning."""
     total = sum(_product_dimension(d, dk, d) + _product_dimension(d_out, dv, d) for dk, dv in sizes)
     return total - len(sizes) if lightning else total
-
-
-def _projector(M: Any) -> Any:
-    """``det(M Mᵀ) I − Mᵀ adj(M Mᵀ) M``: a multiple of the projection onto ``ker M`` (exact)."""
-    G = M @ M.T
-    n = M.shape[1]
-    return _det(G) * np.eye(n, dtype=int).astype(object) - M.T @ _adj(G) @ M
-
-
-def _output_generators(
-    params: Sequence[Any], sizes: Sequence[tuple[int, int]], lightning: bool, mixing: bool
-) -> list[list[Any]]:
-    """Symmetry tangents of heads with output maps (blocks ``Q_h, K_h, V_h, O_h``)."""
-    P = [_obj(p) for p in params]
-    H, gens = len(sizes), []
-    d, d_out = P[0].shape[1], P[3].shape[0]
-    for h, (dk, dv) in enumerate(sizes):
-        Q, K, V, O = P[4 * h : 4 * h + 4]
-        for r in range(dk):  # GL_{d_k} on (Q, K): (E Q, −Eᵀ K)
-            for c in range(dk):
-                g = _zeros_like(P)
-                g[4 * h][r], g[4 * h + 1][c] = Q[c], -K[r]
-                gens.append(g)
-        for r in range(dv):  # GL_{d_v} on (V, O): (E V, −O E)
-            for c in range(dv):
-                g = _zeros_like(P)
-                g[4 * h + 2][r], g[4 * h + 3][:, c] = V[c], -O[:, r]
-                gens.append(g)
-        # the rest of the fiber of (V, O) ↦ O V: V moves in ker O (d_v > d_out), O in ker Vᵀ
-        # (d_v > d); beyond GL_{d_v} only when d_v lies strictly between d_out and d
-        if dv > d_out:
-            Pi = _projector(O)
-            for r in range(dv):
-                for c in range(d):
-                    g = _zeros_like(P)
-                    g[4 * h + 2][:, c] = Pi[:, r]
-                    gens.append(g)
-        if dv > d:
-            Pi = _projector(V.T)
-            for r in range(d_out):
-                for c in range(dv):
-                    g = _zeros_like(P)
-                    g[4 * h + 3][r] = Pi[c]
-                    gens.append(g)
-        if lightning:  # the scaling (c Q_h, c⁻¹ O_h)
-            g = _zeros_like(P)
-            g[4 * h], g[4 * h + 3] = Q.copy(), -O
-            gens.append(g)
-    if lightning and mixing and H > 1:
-        gens += _head_moves(P, sizes, d, d_out)
-    return gens
-
-
-def _value_lift(V: Any, O: Any, d: int) -> tuple[Any, Any, Any]:
-    """``(c, left, right)``: ``c δW = O (left δW)`` or ``= (δW right) V`` (``W = O V`` free)."""
-    if V.shape[0] >= d:
-        N = V.T @ V
-        return _det(N), None, _adj(N) @ V.T  # δO = δW adj(N) Vᵀ
-    M = O @ O.T
-    return _det(M), O.T @ _adj(M), None  # δV = Oᵀ adj(M) δW
-
-
-def _lift(P: list[Any], g: list[Any], h: int, lift: tuple[Any, Any, Any], dW: Any) -> None:
-    """Write the ``(δV_h, δO_h)`` with ``δ(O_h V_h) = c_h dW`` into the tangent ``g``."""
-    _, left, right = lift
-    if left is not None:
-        g[4 * h + 2] = g[4 * h + 2] + left @ dW
-    else:
-        g[4 * h + 3] = g[4 * h + 3] + dW @ right
-
-
-def _head_moves(
-    P: list[Any], sizes: Sequence[tuple[int, int]], d: int, d_out: int
-) -> list[list[Any]]:
-    """Lightning moves between heads with output maps, where the ranks allow them.
-
-    With ``A_h = K_hᵀ Q_h`` and ``W_h = O_h V_h`` the layer depends on ``Σ_h W_h ⊗ A_h`` only.
-    ``W_h`` is *free* when ``d_v ≥ min(d, d_out)``, ``A_l`` when ``d_k ≥ d``. Three families of
-    tangents (each multiplied by determinants to stay polynomial):
-
-    * mixing, ``W_h`` free and ``A_l`` free: ``δW_h ∝ W_l``, ``δA_l ∝ −A_h``;
-    * exchange, ``d_out = 1`` and ``A_l`` free: ``δA_h ∝ w_l uᵀ``, ``δA_l ∝ −w_h uᵀ`` with
-      ``u`` a row of ``Q_h`` (scalar values commute);
-    * rank-keeping, ``d_k = d − 1`` for head ``h`` and ``W_l, W_m`` free:
-      ``δA_h ∝ τ_m A_l − τ_l A_m`` with ``τ_l = tr(adj(A_h) A_l)`` (tangent to ``det = 0``),
-      ``δW_l ∝ −τ_m W_h``, ``δW_m ∝ τ_l W_h``.
-    """
-    H = len(sizes)
-    Qs, Ks, Vs, Os = P[0::4], P[1::4], P[2::4], P[3::4]
-    As = [K.T @ Q for Q, K in zip(Qs, Ks, strict=True)]
-    Ws = [O @ V for V, O in zip(Vs, Os, strict=True)]
-    lifts = [
-        _value_lift(Vs[h], Os[h], d) if dv >= min(d, d_out) else None
-        for h, (_, dv) in enumerate(sizes)
-    ]
-    free_A = [dk >= d for dk, _ in sizes]
-    Ms = [Q.T @ Q if free else None for Q, free in zip(Qs, free_A, strict=True)]
-    out = []
-    for h in range(H):
-        for l in range(H):
-            if l == h or not free_A[l]:
-                continue
-            dM, lift_A = _det(Ms[l]), _adj(Ms[l]) @ Qs[l].T  # δK_l = −(B lift_A)ᵀ: δA_l = −dM B
-            if lifts[h] is not None:  # mixing
-                g = _zeros_like(P)
-                g[4 * l + 1] = -lifts[h][0] * (As[h] @ lift_A).T
-                _lift(P, g, h, lifts[h], dM * Ws[l])
-                out.append(g)
-            if d_out == 1:  # exchange
-                for r in range(min(sizes[h][0], d)):
-                    u = Qs[h][r : r + 1]
-                    g = _zeros_like(P)
-                    g[4 * h + 1][r] = dM * Ws[l][0]  # δK_hᵀ Q_h = dM w_l uᵀ
-                    g[4 * l + 1] = -(Ws[h].T @ u @ lift_A).T
-                    out.append(g)
-    for h, (dk, _) in enumerate(sizes):
-        others = [l for l in range(H) if l != h and lifts[l] is not None]
-        if dk != d - 1 or len(others) < 2:
-            continue
-        Q, K = Qs[h], Ks[h]
-        adjA, GQ, GK = _adj(As[h]), Q @ Q.T, K @ K.T
-        dQQ, dKK = _det(GQ), _det(GK)
-        proj = dQQ * np.eye(d, dtype=int).astype(object) - Q.T @ _adj(GQ) @ Q
-        tau = {l: np.trace(adjA @ As[l]) for l in others}
-        for i, l in enumerate(others):
-            for m in others[i + 1 :]:
-                cl, cm = lifts[l][0], lifts[m][0]
-                B = cl * cm * (tau[m] * As[l] - tau[l] * As[m])  # tangent to {det = 0} at A_h
-                g = _zeros_like(P)
-                # δK_hᵀ Q_h + K_hᵀ δQ_h = dQQ dKK B (B is tangent: (1 − P_K) B (1 − P_Q) = 0)
-                g[4 * h + 1] = dKK * (_adj(GQ).T @ Q @ B.T)
-                g[4 * h] = _adj(GK) @ K @ B @ proj
-                _lift(P, g, l, lifts[l], -(dQQ * dKK * cm * tau[m]) * Ws[h])
-                _lift(P, g, m, lifts[m], (dQQ * dKK * cl * tau[l]) * Ws[h])
-                out.append(g)
-    return out
 
 
 def multihead_parametrization(
@@ -526,7 +334,7 @@ def multihead_parametrization(
         If both or neither of ``(a, H)`` and ``heads`` are given, or a size is not positive.
     """
     d, d_out = _checks.size(d, "d"), _checks.size(d_out, "d_out")
-    t, S = _checks.tokens(t, minimum=2), _normalizer(normalizer)
+    t, S = _checks.tokens(t, minimum=2), _kernel.normalizer(normalizer)
     mixing = _checks.flag(mixing, "mixing")
     if heads is not None:
         if a is not None or H is not None:
@@ -535,7 +343,7 @@ def multihead_parametrization(
     if a is None or H is None:
         raise ValueError("give a and H (summed heads) or heads=[(d_k, d_v), ...] (output maps)")
     a, H = _checks.size(a, "a"), _checks.size(H, "H")
-    P, f, r = H * (2 * a * d + d_out * d), _attention_fiber_dimension(a, d), min(a, d)
+    P, f, r = H * (2 * a * d + d_out * d), _generators.attention_fiber_dimension(a, d), min(a, d)
     if S is not None:
         predicted: int | None = P - H * f
     elif not mixing:
@@ -546,17 +354,17 @@ def multihead_parametrization(
         predicted = min(cubic_map_dimension(d, d_out), P - H * f - H * max(1, H - (d - r) ** 2))
 
     def forward(params: Sequence[Any], X: Any) -> Any:
-        out = _layer(X, *params[0:3], S)
+        out = _kernel.layer(X, *params[0:3], S)
         for h in range(1, H):
-            out = out + _layer(X, *params[3 * h : 3 * h + 3], S)
+            out = out + _kernel.layer(X, *params[3 * h : 3 * h + 3], S)
         return out
 
-    def generators(params: Sequence[Any]) -> list[list[Any]]:
-        gens = _triple_generators(params, H)
-        if S is not None:  # the scaling tangents (Q, 0, −V) are not symmetries
-            gens = [g for k, g in enumerate(gens) if k % (a * a + 1)]
-            return gens
-        return gens + _mixing_generators(params, H, a, d) if mixing else gens
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        T = _generators.Tangents([_backend.exact(p) for p in params])
+        T.triples(H, scaling=S is None)  # a normalizer breaks the scaling (Q, 0, −V)
+        if S is None and mixing:
+            _head_moves.summed_moves(T, H, a, d)
+        return T.matrix()
 
     return Parametrization(
         name=f"{H} heads d={d} d'={d_out} a={a}" + (f" {normalizer}" if S else ""),
@@ -572,14 +380,19 @@ def multihead_parametrization(
 def _output_parametrization(
     d: int, d_out: int, sizes: list[tuple[int, int]], t: int, normalizer: str | None, mixing: bool
 ) -> Parametrization:
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     H = len(sizes)
 
     def forward(params: Sequence[Any], X: Any) -> Any:
-        out = params[3] @ _layer(X, *params[0:3], S)
+        out = params[3] @ _kernel.layer(X, *params[0:3], S)
         for h in range(1, H):
-            out = out + params[4 * h + 3] @ _layer(X, *params[4 * h : 4 * h + 3], S)
+            out = out + params[4 * h + 3] @ _kernel.layer(X, *params[4 * h : 4 * h + 3], S)
         return out
+
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        T = _generators.Tangents([_backend.exact(p) for p in params])
+        _head_moves.output_tangents(T, sizes, S is None, mixing)
+        return T.matrix()
 
     label = ", ".join(f"({dk},{dv})" for dk, dv in sizes)
     return Parametrization(
@@ -587,7 +400,7 @@ def _output_parametrization(
         shapes=tuple(s for dk, dv in sizes for s in ((dk, d), (dk, d), (dv, d), (d_out, dv))),
         input_shape=(d, t),
         forward=forward,
-        generators=lambda params: _output_generators(params, sizes, S is None, mixing),
+        generators=generators,
         polynomial=S is None,
         predicted=_count(d, d_out, sizes, S is None),
     )

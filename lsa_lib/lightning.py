@@ -6,22 +6,23 @@ attention [HMK25] uses the scores as they are, ``φ_W(X) = V X (Xᵀ Kᵀ Q X)``
 layer replaces each query's column of scores by ``S(s_ij) / Σ_k S(s_kj)`` for a positive
 function ``S`` (:data:`NORMALIZERS`; ``"exp"`` is softmax). A network is a list of layers.
 
-The private kernel ``_layer`` uses only ``@``, ``.mT``, ``+`` and ``*`` for lightning layers,
-so the rank engine runs it on torch tensors under ``torch.func`` and on exact dual numbers.
+Every model of the library runs one private kernel (``lsa_lib._kernel``), which uses only
+``@``, ``.mT``, ``+`` and ``*`` for lightning layers, so the rank engine runs it on torch
+tensors under ``torch.func`` and on exact dual numbers; the functions here check their input,
+and that finite input gave a finite output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
-import torch
 from numpy.typing import ArrayLike, NDArray
 
-from . import _checks
+from . import _backend, _checks, _kernel
 from ._checks import Array
+from ._kernel import Normalizer
 
 __all__ = [
     "NORMALIZERS",
@@ -36,92 +37,37 @@ __all__ = [
 
 Layer = tuple[ArrayLike, ArrayLike, ArrayLike]
 
-
-@dataclass(frozen=True)
-class Normalizer:
-    """A function ``S`` turning scores into unnormalized weights (see :data:`NORMALIZERS`)."""
-
-    name: str
-    formula: str
-    positive: bool
-    homogeneous_degree: int | None
-    function: Callable[[Any], Any]
-
-
-def _square_plus_one(s: Any) -> Any:
-    return s * s + 1
-
-
-def _taylor2(s: Any) -> Any:
-    return 1 + s + s * s * 0.5
-
-
-def _square(s: Any) -> Any:
-    return s * s
-
-
 #: The normalizers of the book, by name (:doc:`/book/06_softmax`). Each is a ``Normalizer``
 #: with fields ``name``, ``formula`` (``S(x)`` written out), ``positive`` (``S > 0`` on all
 #: reals), ``homogeneous_degree`` (``k`` if ``S(cx) = cᵏ S(x)`` for ``c > 0``, else None) and
 #: ``function`` (numpy or torch in, same out). ``"exp"`` is softmax; ``"square_plus_one"``
 #: (``x² + 1``) and ``"taylor2"`` (``1 + x + x²/2``) are positive and not homogeneous;
 #: ``"square"`` (``x²``) is homogeneous of degree 2 and only non-negative.
-NORMALIZERS: dict[str, Normalizer] = {
-    "exp": Normalizer("exp", "exp(x)", True, None, np.exp),
-    "square_plus_one": Normalizer("square_plus_one", "x² + 1", True, None, _square_plus_one),
-    "taylor2": Normalizer("taylor2", "1 + x + x²/2", True, None, _taylor2),
-    "square": Normalizer("square", "x²", False, 2, _square),
-}
+NORMALIZERS: dict[str, Normalizer] = _kernel.NORMALIZERS
 
 
-def _normalizer(name: Any) -> Normalizer | None:
-    if name is None:
-        return None
-    if not isinstance(name, str):
-        raise TypeError(f"normalizer must be None or one of {sorted(NORMALIZERS)}, got {name!r}")
-    return NORMALIZERS[_checks.choice(name, "normalizer", sorted(NORMALIZERS))]
-
-
-def _normalize(S: Any, normalizer: Normalizer) -> Any:
-    """Weights ``S(s_ij) / Σ_k S(s_kj)``: each query column sums to 1 over the keys (axis -2)."""
-    if normalizer.name == "exp":  # shifted, numerically stable softmax
-        if _checks.is_torch(S):
-            return S.softmax(dim=-2)
-        E = np.exp(S - S.max(axis=-2, keepdims=True))
-    else:
-        E = normalizer.function(S)
-    return E / E.sum(-2, keepdims=True) if isinstance(E, np.ndarray) else E / E.sum(-2, True)
-
-
-def _layer(
-    X: Any, Q: Any, K: Any, V: Any, normalizer: Normalizer | None = None, QX: Any = None
-) -> Any:
-    """The one kernel. ``K=None`` stands for the identity (a layer in ``(A, V)`` coordinates).
-
-    ``QX``, when given, replaces the queries ``Q @ X`` (``(..., a, t)``; a layer whose queries
-    depend on the tokens in another way, e.g. through a content-dependent metric).
-    """
-    KX = X if K is None else K @ X
-    QX = Q @ X if QX is None else QX
-    if normalizer is None:  # (V X)(K X)ᵀ is (d_out, a): O(t d (d_out + a)), no t × t matrix
-        return ((V @ X) @ KX.mT) @ QX
-    return (V @ X) @ _normalize(KX.mT @ QX, normalizer)
-
-
-def _const(c: ArrayLike, like: Any) -> Any:
-    """An integer constant in the backend of ``like``: a torch tensor of its dtype, or float64.
-
-    (Exact dual numbers take float64 arrays of integers as constants.)
-    """
-    if _checks.is_torch(like):
-        return torch.as_tensor(np.asarray(c, dtype=np.float64), dtype=like.dtype)
-    return np.asarray(c, dtype=np.float64)
-
-
-def _deep(X: Any, layers: Sequence[Layer], normalizer: Normalizer | None = None) -> Any:
-    for Q, K, V in layers:
-        X = _layer(X, Q, K, V, normalizer)
-    return X
+def _finite_layer(Y: Any, X: Any, Q: Any, K: Any, V: Any, S: Normalizer | None, tag: str) -> Any:
+    """``Y`` if finite; otherwise a ``ValueError`` naming what overflowed (inputs are finite)."""
+    if _checks.all_finite(Y):
+        return Y
+    scores = (K @ X).mT @ (Q @ X)
+    if not _checks.all_finite(scores):
+        raise ValueError(
+            f"the attention scores{tag} overflow float64 (|K x_i · Q x_j| > 1.8e308): scale "
+            "the weights or the tokens down"
+        )
+    if S is not None and not S.positive:
+        weights = S.function(scores.detach() if _checks.is_torch(scores) else scores)
+        sums = weights.sum(-2)
+        if not bool((sums != 0).all()):
+            raise ValueError(
+                f"the normalizer {S.name!r}{tag} divides by Σ_k {S.formula.replace('x', 's_kj')} "
+                "= 0: some query has all its scores 0, and its weights are undefined"
+            )
+    raise ValueError(
+        f"the output{tag} overflows float64 (entries beyond 1.8e308) although the input is "
+        "finite: scale the weights or the tokens down"
+    )
 
 
 def attention_matrix(Q: ArrayLike, K: ArrayLike) -> Array:
@@ -198,17 +144,27 @@ def attention_layer(
     ValueError
         On shapes that do not fit, empty sizes, non-finite entries or unknown options.
     """
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     _checks.choice(order, "order", ("linear", "quadratic"))
     X, Q, K, V, like = _checks.layer_input(X, Q, K, V)
+    t = X.shape[-1]
     if S is None:
-        return _layer(X, Q, K, V) if order == "linear" else (V @ X) @ ((K @ X).mT @ (Q @ X))
-    block = X.shape[-1] if query_block is None else _checks.size(query_block, "query_block")
+        Y = _kernel.layer(X, Q, K, V) if order == "linear" else (V @ X) @ ((K @ X).mT @ (Q @ X))
+        return _finite_layer(Y, X, Q, K, V, S, "")
+    if query_block is None:
+        batch = int(np.prod(tuple(X.shape[:-2]), dtype=np.int64))
+        _checks.fits(
+            8 * 3 * batch * t * t,
+            f"the {t} × {t} scores of a normalized layer",
+            "pass query_block (memory t × query_block, the same arithmetic)",
+        )
+        block = t
+    else:
+        block = _checks.size(query_block, "query_block")
     VX, KXt, QX = V @ X, (K @ X).mT, Q @ X
-    parts = [VX @ _normalize(KXt @ QX[..., j : j + block], S) for j in range(0, X.shape[-1], block)]
-    if len(parts) == 1:
-        return parts[0]
-    return torch.cat(parts, dim=-1) if like is not None else np.concatenate(parts, axis=-1)
+    parts = [VX @ _kernel.normalize(KXt @ QX[..., j : j + block], S) for j in range(0, t, block)]
+    Y = parts[0] if len(parts) == 1 else _backend.concat(parts, like)
+    return _finite_layer(Y, X, Q, K, V, S, "")
 
 
 def deep_attention(X: ArrayLike, layers: Sequence[Layer], normalizer: str | None = None) -> Array:
@@ -229,12 +185,14 @@ def deep_attention(X: ArrayLike, layers: Sequence[Layer], normalizer: str | None
     -------
     numpy.ndarray or torch.Tensor, shape=[..., d_l, t]
     """
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     like = _checks.torch_like(X, layers)
     checked = _checks.layers(layers, like=like)
     X = _checks.array(X, "X", like=like)
     _checks.tokens_fit(X, checked[0][0], "Q_1 and K_1")
-    return _deep(X, checked, S)
+    for i, (Q, K, V) in enumerate(checked, start=1):
+        X = _finite_layer(_kernel.layer(X, Q, K, V, S), X, Q, K, V, S, f" of layer {i}")
+    return X
 
 
 def random_layers(
@@ -254,11 +212,11 @@ def random_layers(
     list of (Q, K, V)
         ``Q_i, K_i`` of shape ``(a_i, d_{i-1})``, ``V_i`` of shape ``(d_i, d_{i-1})``.
     """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    return [
-        tuple(gen.standard_normal(s) for s in shapes)
-        for shapes in _checks.layer_shapes(widths, attn)
-    ]
+    shapes = _checks.layer_shapes(widths, attn)
+    n = sum(int(np.prod(s)) for layer in shapes for s in layer)
+    _checks.fits(8 * n, f"{n} weights (float64)")
+    gen = _checks.generator(rng)
+    return [tuple(gen.standard_normal(s) for s in layer) for layer in shapes]
 
 
 def parameter_count(widths: Sequence[int], attn: Sequence[int]) -> int:

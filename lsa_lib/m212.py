@@ -5,25 +5,25 @@ With ``d = 2``, ``d' = 1``, ``a = 2`` and ``V = wᵀ`` the layer is the pair of 
 common real linear factor, of dimension 5 in ``R⁶``. Its Zariski closure is the quartic
 :func:`m212_implicit_equation` (the resultant of ``q_1`` and ``q_2``); the real points of the
 quartic outside ``M`` are the proportional pairs of definite quadrics (:func:`m212_contains`).
-A 3-dimensional slice (:func:`umbrella_slice`) reconstructs the paper's Figure 1.
+A 3-dimensional slice (:func:`umbrella_slice`) reconstructs the paper's Figure 1; it is drawn
+by :func:`lsa_lib.plotting.plot_umbrella_slice`.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import sympy
-from matplotlib.figure import Figure
-from mpl_toolkits.mplot3d import Axes3D
 from numpy.typing import ArrayLike, NDArray
 
 from . import _checks
-from .plotting import _SINGULAR_COLOR, _SMOOTH_COLOR
 from .singularities import balanced, function_coefficients
+from .tolerances import M212_TOL
 
 __all__ = [
     "quadric_pair",
@@ -31,8 +31,15 @@ __all__ = [
     "m212_contains",
     "m212_preimage",
     "umbrella_slice",
-    "plot_umbrella_slice",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The drawing moved to :mod:`lsa_lib.plotting`; its old name still finds it."""
+    if name == "plot_umbrella_slice":
+        return importlib.import_module("lsa_lib.plotting").plot_umbrella_slice
+    raise AttributeError(f"module 'lsa_lib.m212' has no attribute {name!r}")
+
 
 _M212_NAMES = ("a1", "b1", "c1", "a2", "b2", "c2")
 
@@ -105,15 +112,15 @@ def m212_implicit_equation() -> tuple[sympy.Expr, tuple[sympy.Symbol, ...]]:
     return sympy.expand(R / lead), coeffs
 
 
-def _pair_vector(q: ArrayLike) -> NDArray[np.float64]:
-    arr = np.asarray(q, dtype=np.float64) if not isinstance(q, (str, bytes)) else None
-    if arr is None or arr.shape != (6,):
+def _pair_vector(q: ArrayLike) -> tuple[NDArray[np.float64], float]:
+    """``(q / s, s)`` with ``s = max |q_i|`` (1 for the zero pair): the tests are scale-free."""
+    arr = _checks.array(q, "the pair of quadrics q", min_ndim=1)
+    if arr.shape != (6,):
         raise ValueError(
             f"a pair of binary quadrics is a vector (a1, b1, c1, a2, b2, c2) of length 6, got {q!r}"
         )
-    if not np.isfinite(arr).all():
-        raise ValueError("the pair of quadrics has non-finite entries")
-    return arr
+    s = float(np.abs(arr).max())
+    return (arr / s, s) if s > 0 else (arr, 1.0)
 
 
 def _m212_value(q: np.ndarray) -> float:
@@ -121,7 +128,7 @@ def _m212_value(q: np.ndarray) -> float:
     return float((a1 * c2 - a2 * c1) ** 2 - (a1 * b2 - a2 * b1) * (b1 * c2 - b2 * c1))
 
 
-def m212_contains(q: ArrayLike, *, tol: float = 1e-9) -> bool:
+def m212_contains(q: ArrayLike, *, tol: float = M212_TOL) -> bool:
     """Whether a pair of binary quadrics lies in ``M_{2,1,2}`` (has a common real linear factor).
 
     Explained in :doc:`/book/05_singularities`.
@@ -131,8 +138,10 @@ def m212_contains(q: ArrayLike, *, tol: float = 1e-9) -> bool:
     q : array-like, shape=[6]
         ``(a₁, b₁, c₁, a₂, b₂, c₂)``.
     tol : float
-        Relative tolerance: the equation counts as zero when ``|R(q)| ≤ tol·‖q‖⁴``, the pair as
-        proportional when the ``2 × 3`` coefficient matrix has ``σ₂ ≤ tol·σ₁``.
+        Relative tolerance (default :data:`lsa_lib.tolerances.M212_TOL`): the equation counts
+        as zero when ``|R(q)| ≤ tol·‖q‖⁴``, the pair as proportional when the ``2 × 3``
+        coefficient matrix has ``σ₂ ≤ tol·σ₁``. Both tests are invariant under scaling ``q``
+        (it is rescaled to entries of order one first).
 
     Returns
     -------
@@ -142,9 +151,8 @@ def m212_contains(q: ArrayLike, *, tol: float = 1e-9) -> bool:
         iff ``q`` has a real linear factor, i.e. its discriminant ``b² − 4ac ≥ 0`` — so
         proportional pairs of *definite* quadrics satisfy the equation but are not in ``M``.
     """
-    q = _pair_vector(q)
-    if not tol > 0:
-        raise ValueError(f"tol must be positive, got {tol!r}")
+    q, _ = _pair_vector(q)
+    tol = _checks.real(tol, "tol", positive=True)
     C = q.reshape(2, 3)
     s = np.linalg.svd(C, compute_uv=False)
     if s[0] == 0:
@@ -156,7 +164,7 @@ def m212_contains(q: ArrayLike, *, tol: float = 1e-9) -> bool:
 
 
 def m212_preimage(
-    q: ArrayLike, *, tol: float = 1e-9
+    q: ArrayLike, *, tol: float = M212_TOL
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Explicit weights ``(A, V)`` of ``M_{2,1,2}`` computing a given pair of quadrics.
 
@@ -181,12 +189,19 @@ def m212_preimage(
     ValueError
         If the pair is not in ``M_{2,1,2}``.
     """
-    q = _pair_vector(q)
+    original = q
+    q, scale = _pair_vector(q)
     if not m212_contains(q, tol=tol):
         raise ValueError(
-            f"the pair {q.tolist()} has no common real linear factor: not in M_(2,1,2)"
+            f"the pair {np.asarray(original).tolist()} has no common real linear factor: "
+            "not in M_(2,1,2)"
         )
-    C = q.reshape(2, 3)
+    A, V = _preimage(q.reshape(2, 3), tol)
+    return balanced(scale * A, V)  # φ is linear in A: the pair q·scale
+
+
+def _preimage(C: NDArray[np.float64], tol: float) -> tuple[NDArray[np.float64], ...]:
+    """A preimage ``(A, V)`` of the pair with coefficient matrix ``C`` (entries of order one)."""
     _, s, Wt = np.linalg.svd(C)
     if s[0] == 0:
         return np.zeros((2, 2)), np.array([[1.0, 0.0]])
@@ -218,7 +233,7 @@ def m212_preimage(
             m2 = c / w[1]
             m1 = (b - m2 * w[0]) / w[1]
         A[:, k] = (m1, m2)
-    return balanced(A, w[None, :])
+    return A, w[None, :]
 
 
 # --------------------------------------------------------------------------------------------
@@ -282,6 +297,7 @@ def umbrella_slice(n: int = 41, box: float = 1.0) -> UmbrellaSlice:
     """
     n = _checks.size(n, "n", minimum=5)
     box = _checks.real(box, "box", positive=True)
+    _checks.fits(3 * 8 * n * n, f"the {n} × {n} grids of the umbrella slice")
     R, (a1, b1, c1, a2, b2, c2) = m212_implicit_equation()
     u, v, s = sympy.symbols("u v s")
     eq = sympy.expand(R.subs({a1: 1, b1: 0, c1: s, a2: 0, b2: v, c2: u}))
@@ -322,76 +338,3 @@ def umbrella_slice(n: int = 41, box: float = 1.0) -> UmbrellaSlice:
     curve = np.array(curve)
     inside = np.array([m212_contains(_slice_pair(*p)) for p in curve])
     return UmbrellaSlice(eq, sing, (U, Vg, S), curve[inside], curve[~inside])
-
-
-def plot_umbrella_slice(
-    data: UmbrellaSlice | None = None,
-    *,
-    elev: float = 24.0,
-    azim: float = -35.0,
-    ax: Axes3D | None = None,
-) -> Figure:
-    """Draw :func:`umbrella_slice` as a surface with the singular curve in gold.
-
-    Explained in :doc:`/book/05_singularities`.
-
-    Parameters
-    ----------
-    data : UmbrellaSlice, optional
-        Precomputed data (default: ``umbrella_slice()``).
-    elev, azim : float
-        Viewing angles in degrees.
-    ax : mpl_toolkits.mplot3d.Axes3D, optional
-        Axes to draw on (default: a new figure).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    if data is None:
-        data = umbrella_slice()
-    if ax is None:
-        fig = plt.figure(figsize=(6.4, 5.2))
-        ax = fig.add_subplot(projection="3d")
-    fig = ax.figure
-    U, Vg, S = data.surface
-    ax.computed_zorder = False  # draw the curves on top of the translucent surface
-    ax.plot_surface(
-        U,
-        Vg,
-        S,
-        color=_SMOOTH_COLOR,
-        alpha=0.45,
-        linewidth=0.25,
-        edgecolor="#1a3c5a",
-        shade=True,
-        zorder=1,
-    )
-    c_in, c_out = data.singular_in_m, data.singular_not_in_m
-    ax.plot(
-        c_in[:, 0],
-        c_in[:, 1],
-        c_in[:, 2],
-        color=_SINGULAR_COLOR,
-        lw=4.5,
-        label="singular points (in M)",
-        zorder=10,
-    )
-    ax.plot(
-        c_out[:, 0],
-        c_out[:, 1],
-        c_out[:, 2],
-        color="#555555",
-        lw=2.2,
-        ls="--",
-        label="on the quartic, not in M",
-        zorder=10,
-    )
-    ax.set_xlabel("u  (coefficient of y² in q₂)", labelpad=6)
-    ax.set_ylabel("v  (coefficient of xy in q₂)", labelpad=6)
-    ax.set_zlabel("s  (coefficient of y² in q₁)", labelpad=6)
-    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
-        axis.set_ticks([-1.0, -0.5, 0.0, 0.5, 1.0])
-    ax.view_init(elev=elev, azim=azim)
-    ax.legend(loc="upper left")
-    return fig

@@ -19,11 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _backend, _checks, _generators, _kernel
 from ._checks import Array
-from .lightning import _const, _layer, _normalizer
 from .rank import Parametrization
-from .symmetries import _attention_fiber_dimension, _obj, _triple_generators, _zeros_like
 
 __all__ = [
     "metric_attention",
@@ -35,7 +33,7 @@ __all__ = [
 
 def _forward(X: Any, Q: Any, K: Any, V: Any, mu: Any) -> Any:
     XD = X * (mu @ X)  # column j scaled by m(x_j)
-    return ((V @ XD) @ (K @ X).mT) @ (Q @ XD)
+    return _kernel.layer(X, Q, K, V, VX=V @ XD, QX=Q @ XD)
 
 
 def metric_attention(
@@ -61,7 +59,7 @@ def metric_attention(
         raise ValueError(
             f"mu must have shape ({Q.shape[1]},) or (1, {Q.shape[1]}), got {tuple(mu.shape)}"
         )
-    return _forward(X, Q, K, V, mu.reshape(1, -1))
+    return _checks.finite_result(_forward(X, Q, K, V, mu.reshape(1, -1)), "metric_attention")
 
 
 def metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametrization:
@@ -85,14 +83,11 @@ def metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametriz
     d, d_out, a = (_checks.size(v, n) for v, n in ((d, "d"), (d_out, "d_out"), (a, "a")))
     t = _checks.tokens(t, minimum=2)
 
-    def generators(params: Sequence[Any]) -> list[list[Any]]:
-        P = [_obj(p) for p in params]
-        zero_mu = np.zeros(P[3].shape, dtype=object)
-        gens = [g + [zero_mu] for g in _triple_generators(P[:3], 1)]
-        Q, K, V, mu = P
-        return gens + [
-            [-2 * Q, np.zeros(K.shape, dtype=object), np.zeros(V.shape, dtype=object), mu.copy()]
-        ]
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        T = _generators.Tangents(params)
+        T.triples(1)  # the scaling (Q, 0, −V) and GL_a
+        T.add({0: -2 * T.blocks[0], 3: T.blocks[3]})  # the metric scaling (s⁻² Q, s μ)
+        return T.matrix()
 
     return Parametrization(
         name=f"metric d={d} d'={d_out} a={a}",
@@ -100,7 +95,7 @@ def metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametriz
         input_shape=(d, t),
         forward=lambda params, X: _forward(X, *params),
         generators=generators,
-        predicted=2 * a * d + d * d_out + d - _attention_fiber_dimension(a, d) - 2,
+        predicted=2 * a * d + d * d_out + d - _generators.attention_fiber_dimension(a, d) - 2,
     )
 
 
@@ -115,12 +110,12 @@ def _metric_queries(X: Any, Q: Any, B: Any, r: int) -> Any:
     """
     a = Q.shape[0]
     QX, BX = Q @ X, B @ X
-    ones = _const(np.ones((1, a)), X)
+    ones = _backend.ones((1, a), X)
     Z = QX
     for k in range(r):
         sel = np.zeros((a, r * a))
         sel[np.arange(a), k * a + np.arange(a)] = 1
-        U = _const(sel, X) @ BX
+        U = _backend.const(sel, X) @ BX
         Z = Z + U * (ones @ (U * QX))
     return Z
 
@@ -172,40 +167,34 @@ def riemannian_attention(
     -------
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
     """
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     X, Q, K, V, like = _checks.layer_input(X, Q, K, V, B)
     Bs, r = _metric_block(B, Q.shape[0], Q.shape[1], like)
-    return _layer(X, Q, K, V, S, QX=_metric_queries(X, Q, Bs, r))
+    Y = _kernel.layer(X, Q, K, V, S, QX=_metric_queries(X, Q, Bs, r))
+    return _checks.finite_result(Y, "riemannian_attention")
 
 
-def _riemannian_generators(params: Sequence[Any], r: int, lightning: bool) -> list[list[Any]]:
+def _riemannian_generators(params: Sequence[Any], r: int, lightning: bool) -> np.ndarray:
     """O(a) on ``(Q, K, B_k)``, the scalar ``(c Q, K / c)``, O(r) on the ``B_k``, the scaling."""
-    P = [_obj(p) for p in params]
-    Q, K, V, B = P
+    T = _generators.Tangents(params)
+    Q, K, V, B = T.blocks
     a = Q.shape[0]
-    gens = []
     for p in range(a):
         for q in range(p + 1, a):
-            W = np.zeros((a, a), dtype=object)
+            W = np.zeros((a, a), dtype=Q.dtype)
             W[p, q], W[q, p] = 1, -1
-            g = _zeros_like(P)
-            g[0], g[1] = W @ Q, W @ K
-            g[3] = np.concatenate([W @ B[k * a : (k + 1) * a] for k in range(r)])
-            gens.append(g)
-    g = _zeros_like(P)
-    g[0], g[1] = Q.copy(), -K
-    gens.append(g)
+            WB = np.concatenate([W @ B[k * a : (k + 1) * a] for k in range(r)])
+            T.add({0: W @ Q, 1: W @ K, 3: WB})
+    T.scaling(0, 1)  # (c Q, K / c)
     for k in range(r):
         for m in range(k + 1, r):
-            g = _zeros_like(P)
-            g[3][k * a : (k + 1) * a] = B[m * a : (m + 1) * a]
-            g[3][m * a : (m + 1) * a] = -B[k * a : (k + 1) * a]
-            gens.append(g)
+            mix = np.zeros_like(B)
+            mix[k * a : (k + 1) * a] = B[m * a : (m + 1) * a]
+            mix[m * a : (m + 1) * a] = -B[k * a : (k + 1) * a]
+            T.add({3: mix})
     if lightning:
-        g = _zeros_like(P)
-        g[0], g[2] = Q.copy(), -V
-        gens.append(g)
-    return gens
+        T.scaling(0, 2)
+    return T.matrix()
 
 
 def riemannian_parametrization(
@@ -237,14 +226,14 @@ def riemannian_parametrization(
         ``m = min(a, (2 + r) d)``.
     """
     d, d_out, a = (_checks.size(v, n) for v, n in ((d, "d"), (d_out, "d_out"), (a, "a")))
-    r, t, S = _checks.size(r, "r"), _checks.tokens(t, minimum=2), _normalizer(normalizer)
+    r, t, S = _checks.size(r, "r"), _checks.tokens(t, minimum=2), _kernel.normalizer(normalizer)
     m = min(a, (2 + r) * d)
     orbit = a * (a - 1) // 2 - (a - m) * (a - m - 1) // 2 + 1 + r * (r - 1) // 2
     orbit += 1 if S is None else 0
 
     def forward(params: Sequence[Any], X: Any) -> Any:
         Q, K, V, B = params
-        return _layer(X, Q, K, V, S, QX=_metric_queries(X, Q, B, r))
+        return _kernel.layer(X, Q, K, V, S, QX=_metric_queries(X, Q, B, r))
 
     return Parametrization(
         name=f"metric tensor d={d} d'={d_out} a={a} r={r} {normalizer or 'lightning'}",

@@ -2,21 +2,37 @@
 
 Every chapter calls :func:`use_book_style` once, before its first figure: an opaque white
 background (readable in the site's dark theme), dark text, a grid and the colour-blind-safe
-Okabe–Ito cycle (``"C0"`` is blue, ``"C1"`` vermillion, …). Introduced in
+Okabe–Ito cycle (``"C0"`` is blue, ``"C1"`` vermillion, …). The drawings of the library's
+computed objects live here too (the umbrella slice of ``M_{2,1,2}``); the modules of the
+mathematics do not draw. Introduced in
 :doc:`/book/01_lightning_map`.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib as mpl
 import numpy as np
 from cycler import cycler
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 from numpy.typing import ArrayLike
 
-__all__ = ["use_book_style", "loglog_with_fit", "plot_signed_matrix", "plot_singular_values"]
+if TYPE_CHECKING:  # the data type of the umbrella plot; lsa_lib.m212 is imported when it draws
+    from mpl_toolkits.mplot3d import Axes3D
+
+    from .m212 import UmbrellaSlice
+
+__all__ = [
+    "use_book_style",
+    "loglog_with_fit",
+    "plot_signed_matrix",
+    "plot_singular_values",
+    "plot_umbrella_slice",
+]
 
 # The Okabe–Ito palette (colour-blind safe), in the order of the book's colour cycle.
 _BOOK_COLORS: tuple[str, ...] = (
@@ -163,6 +179,8 @@ def plot_signed_matrix(
     A = np.asarray(M, dtype=np.float64)
     if A.ndim != 2 or 0 in A.shape:
         raise ValueError(f"M must be a non-empty matrix, got shape {A.shape}")
+    if not np.isfinite(A).all():
+        raise ValueError("M has non-finite entries (nan or inf): no colour for them")
     if vmax is None:
         vmax = float(np.abs(A).max()) or 1.0
     image = ax.imshow(A, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
@@ -228,3 +246,84 @@ def plot_singular_values(
     ax.set_xlabel("index of the singular value")
     ax.set_ylabel("singular value / largest" if normalize else "singular value")
     return line
+
+
+def plot_umbrella_slice(
+    data: UmbrellaSlice | None = None,
+    *,
+    elev: float = 24.0,
+    azim: float = -35.0,
+    ax: Axes3D | None = None,
+) -> Figure:
+    """Draw :func:`lsa_lib.m212.umbrella_slice` as a surface with the singular curve in gold.
+
+    Explained in :doc:`/book/05_singularities`.
+
+    Parameters
+    ----------
+    data : UmbrellaSlice, optional
+        Precomputed data (default: ``umbrella_slice()``).
+    elev, azim : float
+        Viewing angles in degrees.
+    ax : mpl_toolkits.mplot3d.Axes3D, optional
+        Axes to draw on (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .m212 import UmbrellaSlice, umbrella_slice
+
+    if data is None:
+        data = umbrella_slice()
+    elif not isinstance(data, UmbrellaSlice):
+        raise TypeError(
+            f"data must be an UmbrellaSlice (lsa_lib.m212.umbrella_slice), got {data!r}"
+        )
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        fig = plt.figure(figsize=(6.4, 5.2))
+        ax = fig.add_subplot(projection="3d")
+    fig = ax.figure
+    U, Vg, S = data.surface
+    ax.computed_zorder = False  # draw the curves on top of the translucent surface
+    ax.plot_surface(
+        U,
+        Vg,
+        S,
+        color=_SMOOTH_COLOR,
+        alpha=0.45,
+        linewidth=0.25,
+        edgecolor="#1a3c5a",
+        shade=True,
+        zorder=1,
+    )
+    c_in, c_out = data.singular_in_m, data.singular_not_in_m
+    ax.plot(
+        c_in[:, 0],
+        c_in[:, 1],
+        c_in[:, 2],
+        color=_SINGULAR_COLOR,
+        lw=4.5,
+        label="singular points (in M)",
+        zorder=10,
+    )
+    ax.plot(
+        c_out[:, 0],
+        c_out[:, 1],
+        c_out[:, 2],
+        color="#555555",
+        lw=2.2,
+        ls="--",
+        label="on the quartic, not in M",
+        zorder=10,
+    )
+    ax.set_xlabel("u  (coefficient of y² in q₂)", labelpad=6)
+    ax.set_ylabel("v  (coefficient of xy in q₂)", labelpad=6)
+    ax.set_zlabel("s  (coefficient of y² in q₁)", labelpad=6)
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.set_ticks([-1.0, -0.5, 0.0, 0.5, 1.0])
+    ax.view_init(elev=elev, azim=azim)
+    ax.legend(loc="upper left")
+    return fig

@@ -25,13 +25,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import flint
 import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 from torch.func import jacfwd, jacrev, vmap
 
-from . import _ball, _checks, _modp
+from . import _ball, _checks, _exact, _modp
 from ._checks import DType
 from .tolerances import GAP_MIN
 
@@ -234,6 +233,12 @@ class RankAmbiguityError(ValueError):
         self.reading = reading
 
 
+def _fits(param: Parametrization, what: str, bytes_per_square: float) -> None:
+    """Refuse, before allocating anything, a rank this machine cannot hold (``~P²`` numbers)."""
+    P = param.n_params
+    _checks.fits(bytes_per_square * P * P, f"{what} of {param.name} (P = {P} parameters)")
+
+
 # =========================================================================================
 # the float engine
 # =========================================================================================
@@ -278,23 +283,6 @@ def _outputs_per_input(param: Parametrization) -> int:
     return int(np.prod(tuple(y.shape[1:])))
 
 
-def _check_params(param: Parametrization, params: Any, *, exact: bool) -> list[np.ndarray]:
-    if isinstance(params, (str, bytes)) or not isinstance(params, Sequence):
-        raise TypeError("params must be a list of arrays, one per parameter block")
-    if len(params) != len(param.shapes):
-        raise ValueError(
-            f"params has {len(params)} blocks, but {param.name} has {len(param.shapes)}"
-        )
-    out = []
-    for i, (p, s) in enumerate(zip(params, param.shapes, strict=True)):
-        p = p.detach().cpu().numpy() if _checks.is_torch(p) else p
-        arr = np.asarray(p) if exact else _checks.array(p, f"params[{i}]", min_ndim=0)
-        if tuple(arr.shape) != tuple(s):
-            raise ValueError(f"params[{i}] must have shape {s}, got {tuple(arr.shape)}")
-        out.append(arr)
-    return out
-
-
 def float_jacobian(
     param: Parametrization,
     params: Sequence[ArrayLike],
@@ -330,7 +318,9 @@ def float_jacobian(
     """
     _checks.choice(mode, "mode", ("auto", "forward", "reverse"))
     tdt = _TORCH_DTYPES[_checks.dtype(dtype)]
-    blocks = tuple(torch.as_tensor(p, dtype=tdt) for p in _check_params(param, params, exact=False))
+    chunk = None if chunk is None else _checks.size(chunk, "chunk")
+    point = _checks.params(param.shapes, param.name, params, exact=False)
+    blocks = tuple(torch.as_tensor(p, dtype=tdt) for p in point)
     Xt = torch.as_tensor(_checks.array(X, "X", min_ndim=3), dtype=tdt)
     if Xt.ndim != 3 or tuple(Xt.shape[1:]) != tuple(param.input_shape):
         raise ValueError(
@@ -338,6 +328,8 @@ def float_jacobian(
             f"got {tuple(Xt.shape)}"
         )
     P, out = param.n_params, _outputs_per_input(param)
+    size = Xt.shape[0] * out * P * Xt.element_size()
+    _checks.fits(size, f"the Jacobian of {param.name} ({Xt.shape[0] * out} rows, P = {P})")
     if mode == "auto":
         mode = "reverse" if out < P else "forward"
 
@@ -443,11 +435,12 @@ def float_rank(
         return _read(np.linalg.svd(M, compute_uv=False), M.shape, dt, min_gap, strict)
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
     scale = _checks.real(weight_scale, "weight_scale", positive=True)
+    _fits(target, "the float Jacobian", 1.2 * np.dtype(dt).itemsize)
     rng = np.random.default_rng(_checks.seed(seed))
     if params is None:
         point = [scale * rng.standard_normal(s) for s in target.shapes]
     else:
-        point = _check_params(target, params, exact=False)
+        point = _checks.params(target.shapes, target.name, params, exact=False)
     if n_inputs is None:
         X, J, s = _saturated(target, point, rng, dt, min_gap)
         n = X.shape[0]
@@ -468,83 +461,17 @@ def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -
         return np.zeros((0, P))
     # integer arrays in, so that the generators come back as exact integers
     gens = param.generators([np.asarray(x).astype(np.int64) for x in point])
-    if isinstance(gens, np.ndarray) and gens.ndim == 2 and gens.dtype != object:
-        rows = list(gens)
+    if isinstance(gens, np.ndarray) and gens.ndim == 2:
+        G = gens
     else:
         rows = [np.concatenate([np.asarray(b).reshape(-1) for b in g]) for g in gens]
-    for r in rows:
-        if r.shape != (P,):
-            raise ValueError(f"a generator has {r.size} entries, expected P = {P}")
-    if not rows:
-        return np.zeros((0, P))
-    return np.stack([_modp.as_residues(r, p, "generators") for r in rows])
-
-
-def _orbit_rank(G: np.ndarray, shapes: Sequence[tuple[int, ...]], p: int) -> int:
-    """``rank_p(G)`` for the symmetry tangents, from small blocks when their structure allows.
-
-    Each generator touches few parameter blocks. Group the rows by the set of blocks they touch
-    and look for an order of the groups with one *private* block per group, touched by no group
-    placed before it: the submatrix on the private blocks is then block lower-triangular, so
-    ``rank G ≥ Σ rank(diagonal blocks)``; when that sum reaches the number of non-zero rows it is
-    the rank. Otherwise the dense rank is computed.
-    """
-    G = G[(G != 0).any(axis=1)]
-    if G.shape[0] == 0:
-        return 0
-    edges = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
-    blocks = [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
-    support = np.stack([(G[:, b] != 0).any(axis=1) for b in blocks], axis=1)
-    signatures, labels = np.unique(support, axis=0, return_inverse=True)
-    labels = labels.reshape(-1)
-    remaining, total = set(range(len(signatures))), 0
-    while remaining:
-        pick = next(
-            (
-                (g, int(c))
-                for g in sorted(remaining)
-                for c in np.flatnonzero(signatures[g])
-                if not any(signatures[h][c] for h in remaining if h != g)
-            ),
-            None,
-        )
-        if pick is None:
-            return _modp.rank_mod_p(G, p)
-        g, c = pick
-        total += _modp.rank_mod_p(G[labels == g][:, blocks[c]], p)
-        remaining.remove(g)
-    return total if total == G.shape[0] else _modp.rank_mod_p(G, p)
-
-
-def _exact_jacobian(
-    param: Parametrization, point: list[np.ndarray], X: np.ndarray, C: np.ndarray | None, p: int
-) -> np.ndarray:
-    """``J C mod p`` on inputs ``X`` (``C``: ``(P, k)`` directions; ``None``: all ``P``)."""
-    P = param.n_params
-    duals, pos = [], 0
-    for x, s in zip(point, param.shapes, strict=True):
-        n = int(np.prod(s))
-        if C is None:
-            tan = np.zeros((n, P))
-            tan[np.arange(n), np.arange(pos, pos + n)] = 1.0
-        else:
-            tan = np.ascontiguousarray(C[pos : pos + n])
-        duals.append(_modp.ModDual(x, tan.reshape((*s, -1)), p))
-        pos += n
-    k = P if C is None else C.shape[1]
-    # inputs in chunks, so that one tangent array holds at most ~3·10⁷ numbers
-    width = max([param.input_shape[0]] + [max(s) for s in param.shapes])
-    chunk = max(1, int(3e7 // max(1, k * width * param.input_shape[1])))
-    parts = []
-    for s in range(0, X.shape[0], chunk):
-        y = param.forward(duals, _modp.ModDual(X[s : s + chunk], None, p))
-        if not isinstance(y, _modp.ModDual):
-            raise TypeError("forward did not return an array built from its parameters")
-        if y.tangent is None:
-            parts.append(np.zeros((int(np.prod(y.value.shape)), k)))
-        else:
-            parts.append(np.broadcast_to(y.tangent, y.value.shape + (k,)).reshape(-1, k))
-    return np.vstack(parts)
+        for r in rows:
+            if r.shape != (P,):
+                raise ValueError(f"a generator has {r.size} entries, expected P = {P}")
+        G = np.stack(rows) if rows else np.zeros((0, P))
+    if G.shape[1:] != (P,):
+        raise ValueError(f"the generators have {G.shape[1]} entries each, expected P = {P}")
+    return _modp.as_residues(G, p, "generators")
 
 
 def _certify(
@@ -557,14 +484,14 @@ def _certify(
     ``t²`` directions per input once the first few are seen).
     """
     P = param.n_params
-    upper = P - _orbit_rank(_generator_matrix(param, point, p), param.shapes, p)
+    upper = P - _exact.orbit_rank(_generator_matrix(param, point, p), param.shapes, p)
     if upper == 0:
         return 0, 0, 0
     C = None if upper == P else rng.integers(0, p, size=(P, upper)).astype(np.float64)
 
     def rows(m: int) -> np.ndarray:
         X = rng.integers(0, p, size=(m, *param.input_shape)).astype(np.float64)
-        return _exact_jacobian(param, point, X, C, p)
+        return _modp.jacobian(param.forward, param.shapes, param.input_shape, point, X, C, p)
 
     if n is not None:
         return _modp.rank_mod_p(rows(n), p), upper, n
@@ -582,43 +509,6 @@ def _certify(
     return lower, upper, n
 
 
-#: Working precisions (bits) tried in turn for the ball-arithmetic lower bound.
-_BALL_PRECISIONS = (128, 256, 512)
-
-
-def _ball_lower(
-    param: Parametrization, point: list[NDArray[np.float64]], X: NDArray[np.float64], J: Any, r: int
-) -> int:
-    """A rank proven by ball arithmetic: the size of a minor whose determinant excludes zero.
-
-    The float Jacobian ``J`` (at ``point`` on inputs ``X``) only *chooses* ``r`` columns and
-    ``r`` rows (pivoted Gram–Schmidt); the entries of that minor are recomputed in ball
-    arithmetic from the exact float inputs, so round-off in ``J`` cannot affect the proof. If
-    the full minor's ball contains zero at every precision tried, leading minors of the chosen
-    order are tried, largest first (any one that excludes zero proves its size).
-    """
-    cols = _ball.pivots(J, r)
-    rows = _ball.pivot_rows(J[:, cols])
-    out = _outputs_per_input(param)
-    entries: dict[int, list[Any]] = {}
-    old = flint.ctx.prec
-    try:
-        for prec in _BALL_PRECISIONS:
-            flint.ctx.prec = prec
-            for i in sorted({row // out for row in rows}):
-                block = _ball.jacobian_block(param.forward, param.shapes, point, X[i], cols)
-                entries.update({row: block[row % out] for row in rows if row // out == i})
-            minor = [entries[row] for row in rows]
-            if _ball.minor_excludes_zero(minor):
-                return len(rows)
-        for k in range(len(rows) - 1, 0, -1):
-            if _ball.minor_excludes_zero([row[:k] for row in minor[:k]]):
-                return k
-        return 0
-    finally:
-        flint.ctx.prec = old
-
-
 def _ball_certify(
     param: Parametrization, params: Any, p: int, rng: np.random.Generator, n: int | None
 ) -> ExactRank:
@@ -627,9 +517,10 @@ def _ball_certify(
     if params is None:
         point = [rng.standard_normal(s) for s in param.shapes]
     else:
-        point = [np.asarray(x, dtype=np.float64) for x in _check_params(param, params, exact=False)]
+        given = _checks.params(param.shapes, param.name, params, exact=False)
+        point = [np.asarray(x, dtype=np.float64) for x in given]
     integer_point = [rng.integers(0, p, size=s).astype(np.float64) for s in param.shapes]
-    upper = P - _orbit_rank(_generator_matrix(param, integer_point, p), param.shapes, p)
+    upper = P - _exact.orbit_rank(_generator_matrix(param, integer_point, p), param.shapes, p)
     if n is None:
         X, J, s = _saturated(param, point, rng, "float64", GAP_MIN)
     else:
@@ -637,22 +528,23 @@ def _ball_certify(
         J = float_jacobian(param, point, X)
         s = _singular_values(J)
     r = min(_read(s, J.shape, "float64", GAP_MIN, strict=False).rank, upper)
-    lower = _ball_lower(param, point, X, J, r) if r > 0 else 0
+    out = _outputs_per_input(param)
+    lower = _ball.certified_rank(param.forward, param.shapes, point, X, J, r, out) if r > 0 else 0
     return ExactRank(int(lower), int(upper), P, p, int(X.shape[0]), "ball")
 
 
 def _exact_matrix_rank(M: Any) -> ExactRank:
-    """The rank over the rationals of an integer or rational matrix (python-flint)."""
+    """The rank over the rationals of an integer or rational matrix."""
     if isinstance(M, np.ndarray) and M.dtype.kind in "iub":
         if M.ndim != 2 or 0 in M.shape:
             raise ValueError(f"matrix must be a non-empty matrix, got shape {M.shape}")
-        F = flint.fmpz_mat([[int(x) for x in row] for row in M.tolist()])
-        return ExactRank(F.rank(), F.rank(), M.shape[1], None, lower_by="rational")
-    if not _checks.is_exact(M):
+        r, cols = _exact.rank_q(M), M.shape[1]
+    elif not _checks.is_exact(M):
         raise ValueError("the exact rank of a matrix needs integer or rational entries")
-    R = _checks.rational_matrix(M, "matrix")
-    F = flint.fmpq_mat(R.rows, R.cols, [flint.fmpq(int(x.p), int(x.q)) for x in R])
-    return ExactRank(F.rank(), F.rank(), R.cols, None, lower_by="rational")
+    else:
+        R = _checks.rational_matrix(M, "matrix")
+        r, cols = _exact.rank_q(R), R.cols
+    return ExactRank(r, r, cols, None, lower_by="rational")
 
 
 def exact_rank(
@@ -706,9 +598,10 @@ def exact_rank(
         if params is not None or n_inputs is not None:
             raise TypeError("params and n_inputs apply to a Parametrization, not to a matrix")
         return _exact_matrix_rank(target)
-    p = _modp.DEFAULT_PRIME if prime is None else _checks.prime(prime)
+    p = _exact.PRIME if prime is None else _checks.prime(prime)
     rng = np.random.default_rng(_checks.seed(seed))
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
+    _fits(target, "the exact Jacobian and symmetry tangents", 16.0)
     if not target.polynomial:
         return _ball_certify(target, params, p, rng, n_inputs)
     if params is None:
@@ -716,7 +609,7 @@ def exact_rank(
     else:
         point = [
             _modp.as_residues(x, p, f"params[{i}]")
-            for i, x in enumerate(_check_params(target, params, exact=True))
+            for i, x in enumerate(_checks.params(target.shapes, target.name, params, exact=True))
         ]
     lower, upper, used = _certify(target, point, p, rng, n_inputs)
     return ExactRank(int(lower), int(upper), target.n_params, p, int(used))

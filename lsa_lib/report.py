@@ -1,6 +1,7 @@
 """What the chapters show: tables with the values to assert, stable numbers, timings, widgets.
 
-Presentation only; the mathematics lives in the other modules. A chapter cell typically builds
+Presentation only: no mathematics lives here (the relative difference is
+:func:`lsa_lib.tolerances.rel_diff`, the table of dimensions :func:`lsa_lib.dimension.dimension_table`). A chapter cell typically builds
 a :class:`Table` from a function of one case (an architecture, a size), prints it, and asserts
 on its columns::
 
@@ -15,20 +16,26 @@ as a bound, singular-value gaps by their order of magnitude. Explained in
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from . import _checks
-from ._checks import DType
-from .dimension import exact_dimension, expected_dimension, failed_hypotheses, float_dimension
-from .lightning import parameter_count
-from .tolerances import GAP_MIN, ROUNDOFF
+from .tolerances import ROUNDOFF
 
-__all__ = ["Table", "fmt", "rel_diff", "timed", "dimension_table", "explorer"]
+__all__ = ["Table", "fmt", "timed", "explorer"]
+
+# Moved to the modules of their mathematics; still importable from here by their old names.
+_MOVED = {"rel_diff": "tolerances", "dimension_table": "dimension"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        return getattr(importlib.import_module(f"lsa_lib.{_MOVED[name]}"), name)
+    raise AttributeError(f"module 'lsa_lib.report' has no attribute {name!r}")
 
 
 def fmt(value: Any, spec: str = "") -> str:
@@ -83,7 +90,7 @@ class Table:
     def __init__(
         self, rows: Sequence[Mapping[str, Any]], formats: Mapping[str, Any] | None = None
     ) -> None:
-        self.rows = [dict(r) for r in rows]
+        self.rows = _checks.table_rows(rows)
         self.columns: list[str] = []
         for r in self.rows:
             self.columns += [c for c in r if c not in self.columns]
@@ -138,37 +145,6 @@ class Table:
         return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
 
 
-def rel_diff(Y: ArrayLike, Z: ArrayLike) -> float:
-    """The relative difference ``‖Y − Z‖ / ‖Z‖`` (Frobenius norms; ``Z`` is the reference).
-
-    Explained in :doc:`/book/03_symmetries`.
-
-    Parameters
-    ----------
-    Y, Z : array-like or torch.Tensor, same shape
-
-    Returns
-    -------
-    float
-        0 when both vanish.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ, or ``Z`` vanishes and ``Y`` does not.
-    """
-    Y, Z = (_checks.array(M, n, min_ndim=0) for M, n in ((Y, "Y"), (Z, "Z")))
-    Y, Z = (M.detach().cpu().numpy() if _checks.is_torch(M) else M for M in (Y, Z))
-    if Y.shape != Z.shape:
-        raise ValueError(f"Y and Z must have the same shape, got {Y.shape} and {Z.shape}")
-    diff, ref = float(np.linalg.norm(Y - Z)), float(np.linalg.norm(Z))
-    if ref == 0:
-        if diff == 0:
-            return 0.0
-        raise ValueError("the reference Z vanishes: no relative difference")
-    return diff / ref
-
-
 class Timing(NamedTuple):
     result: Any
     wall: float
@@ -212,74 +188,6 @@ def timed(
     return Timing(result, float(np.median(wall)), float(np.median(cpu)))
 
 
-def dimension_table(
-    architectures: Iterable[tuple[Sequence[int], Sequence[int]]],
-    t: int = 3,
-    normalizer: str | None = None,
-    *,
-    methods: Sequence[str] = ("exact", "float"),
-    n_inputs: int | None = None,
-    seed: int = 0,
-    weight_scale: float = 1.0,
-    dtype: DType = "float64",
-    min_gap: float = GAP_MIN,
-) -> Table:
-    """Parameter count, expected and computed dimensions of many architectures.
-
-    Explained in :doc:`/book/04_dimension` and :doc:`/book/06_softmax`.
-
-    Parameters
-    ----------
-    architectures : iterable of (widths, attn)
-    t : int
-        Tokens per input.
-    normalizer : str, optional
-        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (float only).
-    methods : sequence of {"exact", "float"}
-        ``"exact"``: :func:`lsa_lib.dimension.exact_dimension` with the extra fiber directions;
-        ``"float"``: :func:`lsa_lib.dimension.float_dimension`, an untrusted reading kept
-        (shown with a ``?``), not raised.
-    n_inputs : int, optional
-        Random inputs of both methods; default ``⌈3P / (d_l t)⌉ + 2``.
-    seed, weight_scale, dtype, min_gap
-        As in :func:`lsa_lib.dimension.float_dimension`.
-
-    Returns
-    -------
-    Table
-        Columns ``widths``, ``attn``, ``P``, ``expected`` (:func:`lsa_lib.dimension.expected_dimension`, None
-        where a hypothesis fails), then ``exact`` (an :class:`~lsa_lib.rank.ExactRank`, shown
-        as ``36`` or ``34..40``) and ``P / dim``, and ``float`` (a
-        :class:`~lsa_lib.rank.FloatRank`) and ``gap ≥`` (its order of magnitude).
-    """
-    archs = _checks.architectures(architectures)
-    t = _checks.tokens(t)
-    for m in methods:
-        _checks.choice(m, "method", ("exact", "float"))
-    if "exact" in methods and normalizer is not None:
-        raise ValueError("the exact method needs lightning layers: use methods=('float',)")
-    options = {"seed": seed, "weight_scale": weight_scale, "dtype": dtype, "min_gap": min_gap}
-    rows = []
-    for w, a in archs:
-        P = parameter_count(w, a)
-        n = n_inputs or -(-3 * P // (w[-1] * t)) + 2
-        row: dict[str, Any] = {"widths": w, "attn": a, "P": P}
-        row["expected"] = (
-            None
-            if failed_hypotheses(w, a, t, normalizer)
-            else expected_dimension(w, a, t, normalizer)
-        )
-        if "exact" in methods:
-            cert = exact_dimension(w, a, t, beyond_symmetries=True, seed=seed, n_inputs=n)
-            row["exact"] = cert
-            row["P / dim"] = P / cert.lower if cert.certified and cert.lower else None
-        if "float" in methods:
-            reading = float_dimension(w, a, t, normalizer, n_inputs=n, strict=False, **options)
-            row["float"], row["gap ≥"] = reading, reading.gap
-        rows.append(row)
-    return Table(rows, formats={"gap ≥": "order", "P / dim": ".2f"})
-
-
 def _parse(text: str, name: str) -> tuple[int, ...]:
     parts = text.replace("(", " ").replace(")", " ").replace(",", " ").split()
     try:
@@ -289,9 +197,17 @@ def _parse(text: str, name: str) -> tuple[int, ...]:
 
 
 def _explore(widths: Sequence[int], attn: Sequence[int], t: int, certify: bool) -> str:
-    lines = [str(dimension_table([(widths, attn)], t, methods=("exact",) if certify else ()))]
-    lines += [f"- {f}" for f in failed_hypotheses(widths, attn, t)]
-    return "\n".join(lines)
+    from .dimension import dimension_table, expected_dimension, failed_hypotheses
+    from .lightning import parameter_count
+
+    failed = failed_hypotheses(widths, attn, t)
+    if certify:
+        table = dimension_table([(widths, attn)], t, methods=("exact",))
+    else:
+        expected = None if failed else expected_dimension(widths, attn, t)
+        row = {"widths": tuple(widths), "attn": tuple(attn), "P": parameter_count(widths, attn)}
+        table = Table([row | {"expected": expected}])
+    return "\n".join([str(table)] + [f"- {f}" for f in failed])
 
 
 def explorer() -> Any:
@@ -316,6 +232,8 @@ def explorer() -> Any:
         out.clear_output()
         with out:
             try:
+                from .lightning import parameter_count
+
                 w, a = _parse(widths_box.value, "widths"), _parse(attn_box.value, "attn")
                 small = parameter_count(w, a) <= 400
                 if not small:

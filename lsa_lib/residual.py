@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _checks
+from . import _checks, _generators, _kernel
 from ._checks import Array
-from .lightning import Layer, _layer
+from .lightning import Layer
 from .rank import Parametrization
-from .symmetries import _attention_fiber_dimension, _triple_generators
 
 __all__ = ["residual_attention", "residual_parametrization"]
 
@@ -45,8 +45,8 @@ def residual_attention(X: ArrayLike, layers: Sequence[Layer]) -> Array:
                 f"residual layer {i} needs Q, K of shape (a, {d}) and V of shape ({d}, {d}), "
                 f"got Q {tuple(Q.shape)} and V {tuple(V.shape)}"
             )
-    for Q, K, V in mats:
-        X = X + _layer(X, Q, K, V)
+    for i, (Q, K, V) in enumerate(mats, start=1):
+        X = _checks.finite_result(X + _kernel.layer(X, Q, K, V), f"residual layer {i}")
     return X
 
 
@@ -70,16 +70,19 @@ def residual_parametrization(d: int, attn: Sequence[int], t: int = 3) -> Paramet
         fibers of ``(Q_i, K_i) ↦ A_i`` and the scaling, per layer).
     """
     d, t = _checks.size(d, "d"), _checks.tokens(t, minimum=2)
-    if isinstance(attn, (str, bytes)) or not isinstance(attn, Sequence) or not attn:
-        raise ValueError(f"attn must be a non-empty sequence (a_1, ..., a_l), got {attn!r}")
-    attn = tuple(_checks.size(a, f"attn[{i}]") for i, a in enumerate(attn))
+    attn = _checks.sizes(attn, "attn", "(a_1, ..., a_l)")
     l = len(attn)
     shapes = tuple(s for a in attn for s in ((a, d), (a, d), (d, d)))
 
     def forward(params: Sequence[Any], X: Any) -> Any:
         for i in range(l):
-            X = X + _layer(X, *params[3 * i : 3 * i + 3])
+            X = X + _kernel.layer(X, *params[3 * i : 3 * i + 3])
         return X
+
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        T = _generators.Tangents(params)
+        T.triples(l)
+        return T.matrix()
 
     n_params = sum(2 * a * d + d * d for a in attn)
     return Parametrization(
@@ -87,6 +90,6 @@ def residual_parametrization(d: int, attn: Sequence[int], t: int = 3) -> Paramet
         shapes=shapes,
         input_shape=(d, t),
         forward=forward,
-        generators=lambda params: _triple_generators(params, l),
-        predicted=n_params - sum(_attention_fiber_dimension(a, d) + 1 for a in attn),
+        generators=generators,
+        predicted=n_params - sum(_generators.attention_fiber_dimension(a, d) + 1 for a in attn),
     )

@@ -84,6 +84,8 @@ def coefficient_differential(A: ArrayLike, V: ArrayLike) -> NDArray[np.float64]:
     """
     A, V = _checks.pair(A, V)
     d, d_out = A.shape[0], V.shape[0]
+    n_rows, n_cols = d_out * d**3, d * d + d_out * d
+    _checks.fits(3 * 8 * n_rows * n_cols, f"the {n_rows} × {n_cols} differential of (A, V) ↦ F")
     I_d = np.eye(d)
     JA = np.einsum("kp,qm,rn->kpqrmn", V, I_d, I_d)
     JV = np.einsum("km,pn,qr->kpqrmn", np.eye(d_out), I_d, A)
@@ -118,9 +120,12 @@ def coefficient_evaluation_rank(
         tensors give different functions.
     """
     d, d_out, t = _checks.size(d, "d"), _checks.size(d_out, "d_out"), _checks.size(t, "t")
-    pairs = [(p, q) for p in range(d) for q in range(p, d)]
-    n_coef = d_out * len(pairs) * d
+    n_coef = d_out * d * d * (d + 1) // 2
     n = 2 * n_coef // (d_out * t) + 2 if n_inputs is None else _checks.size(n_inputs, "n_inputs")
+    _checks.fits(
+        2 * 8 * n * d_out * t * n_coef, f"the {n * d_out * t} × {n_coef} evaluation matrix"
+    )
+    pairs = [(p, q) for p in range(d) for q in range(p, d)]
     X = np.random.default_rng(_checks.seed(seed)).standard_normal((n, d, t))
     S = X @ X.transpose(0, 2, 1)
     cols = []

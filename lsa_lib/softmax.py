@@ -15,10 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _checks
-from .lightning import Layer, _deep, _normalizer
-from .report import rel_diff
-from .symmetries import change_attention_basis, pass_through, scale_layers
+from . import _checks, _kernel
+from .lightning import Layer
+from .symmetries import change_attention_basis, output_changes, pass_through, scale_layers
 
 __all__ = ["symmetry_defects"]
 
@@ -34,8 +33,8 @@ def symmetry_defects(
 ) -> dict[str, float]:
     """How much each lightning symmetry changes a (normalized) network.
 
-    On ``n_inputs`` seeded standard normal inputs, the relative change
-    :func:`lsa_lib.report.rel_diff` of the outputs under: scaling ``(A_i, V_i) ↦ (c A_i,
+    On ``n_inputs`` seeded standard normal inputs, the relative change of the outputs
+    (:func:`lsa_lib.symmetries.output_changes`) under: scaling ``(A_i, V_i) ↦ (c A_i,
     V_i / c)`` in every layer; a random ``G ∈ GL_{a_1}`` in layer 1; ``A_i ↦ c A_i`` alone
     (a symmetry exactly when the normalizer is homogeneous); with two layers or more, a random
     ``C ∈ GL_{d_1}`` passed from layer 1 to layer 2. A layer in ``(A, V)`` coordinates is
@@ -57,14 +56,13 @@ def symmetry_defects(
     dict
         ``{"scaling", "attention basis", "scaling A only"[, "between layers"]} → float``.
     """
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     mats = _checks.layers(layers)
     c = _checks.real(c, "c", nonzero=True)
     t, n_inputs = _checks.tokens(t), _checks.size(n_inputs, "n_inputs")
     rng = np.random.default_rng(_checks.seed(seed))
     X = rng.standard_normal((n_inputs, mats[0][0].shape[1], t))
-    Y0 = _deep(X, mats, S)
-    if not np.any(Y0):
+    if not np.any(_kernel.deep(X, mats, S)):
         raise ValueError("the network vanishes on the test inputs (V = 0?): no relative change")
     a1 = mats[0][0].shape[0]
     moved = {
@@ -79,4 +77,4 @@ def symmetry_defects(
         moved["between layers"] = pass_through(
             mats, 1, rng.standard_normal((d1, d1)) + 2 * np.eye(d1)
         )
-    return {k: rel_diff(_deep(X, W, S), Y0) for k, W in moved.items()}
+    return output_changes(lambda W: _kernel.deep(X, W, S), mats, moved)

@@ -21,6 +21,8 @@ from . import _checks
 
 __all__ = ["symbolic_matrix", "symbolic_layers", "symbolic_attention", "symbolic_difference"]
 
+_MAX_SYMBOLS = 10**6  # entries of one symbolic matrix (about a minute to build)
+
 
 def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.Matrix:
     """A matrix of independent real symbols ``name_ij`` (:doc:`/book/01_lightning_map`).
@@ -39,6 +41,12 @@ def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.Matrix:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be an identifier such as 'q', got {name!r}")
     rows, cols = _checks.size(rows, "rows"), _checks.size(cols, "cols")
+    _checks.work(
+        rows * cols,
+        f"the number of symbols of a {rows} × {cols} matrix",
+        _MAX_SYMBOLS,
+        "sympy builds about 10⁴ symbols a second, and no exact network of that size expands",
+    )
     sep = "," if max(rows, cols) > 9 else ""
     return sympy.Matrix(
         rows, cols, lambda i, j: sympy.Symbol(f"{name}_{i + 1}{sep}{j + 1}", real=True)
@@ -68,12 +76,7 @@ def _check(X: Any, layers: Any) -> list[tuple[sympy.Matrix, ...]]:
     mats = _checks.triples(layers)
     if not _checks.symbolic_layers(mats) or not isinstance(X, sympy.MatrixBase):
         raise TypeError("symbolic evaluation needs sympy matrices for X and every weight")
-    width = X.shape[0]
-    for i, (Q, K, V) in enumerate(mats, start=1):
-        _checks.layer_shapes_fit(Q, K, V, f" of layer {i}")
-        if Q.shape[1] != width:
-            raise ValueError(f"layer {i} expects input width {Q.shape[1]}, gets width {width}")
-        width = V.shape[0]
+    _checks.exact_layers(mats, d=X.shape[0])  # shapes fit and widths chain
     return mats
 
 

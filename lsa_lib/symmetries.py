@@ -16,18 +16,18 @@ layers (exact checks); their tangent vectors give the network's :class:`~lsa_lib
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import sympy
-import torch
 from numpy.typing import ArrayLike, NDArray
 
-from . import _checks
+from . import _backend, _checks, _generators, _kernel
 from ._checks import Array
-from .lightning import Layer, _deep, _normalize, _normalizer
+from .lightning import Layer
 from .rank import Parametrization
+from .tolerances import rel_diff
 
 __all__ = [
     "scale_layers",
@@ -38,80 +38,8 @@ __all__ = [
     "virtual_weights",
     "virtual_forward",
     "network_parametrization",
+    "output_changes",
 ]
-
-
-def _attention_fiber_dimension(a: int, d: int) -> int:
-    """The fibers of ``(Q, K) ↦ Kᵀ Q`` (``Q, K`` of shape ``(a, d)``): ``2ad − r(2d − r)``."""
-    r = min(a, d)
-    return 2 * a * d - r * (2 * d - r)
-
-
-def _det(M: Any) -> Any:
-    """The exact determinant of a square matrix of Python integers (Bareiss' elimination)."""
-    A = [list(row) for row in np.asarray(M, dtype=object).tolist()]
-    n = len(A)
-    if n == 0:
-        return 1
-    sign, prev = 1, 1
-    for k in range(n - 1):
-        if A[k][k] == 0:
-            swap = next((r for r in range(k + 1, n) if A[r][k] != 0), None)
-            if swap is None:
-                return 0
-            A[k], A[swap] = A[swap], A[k]
-            sign = -sign
-        for r in range(k + 1, n):
-            for c in range(k + 1, n):
-                A[r][c] = (A[r][c] * A[k][k] - A[r][k] * A[k][c]) // prev
-        prev = A[k][k]
-    return sign * A[n - 1][n - 1]
-
-
-def _adj(M: Any) -> NDArray[np.object_]:
-    """The adjugate (``adj(M) M = det(M) I``) of a square integer matrix, exactly."""
-    M = np.asarray(M, dtype=object)
-    n = M.shape[0]
-    out = np.empty((n, n), dtype=object)
-    for i in range(n):
-        for j in range(n):
-            minor = np.delete(np.delete(M, j, axis=0), i, axis=1)
-            out[i, j] = (-1) ** (i + j) * _det(minor)
-    return out
-
-
-def _obj(M: Any) -> NDArray[np.object_]:
-    """An exact copy for generator algebra: Python ints if integer-valued, else Python floats."""
-    arr = np.asarray(M.detach().cpu().numpy() if _checks.is_torch(M) else M)
-    if arr.dtype != object and np.array_equal(arr, np.round(arr)):
-        return np.vectorize(int, otypes=[object])(np.round(arr)) if arr.size else arr.astype(object)
-    return arr.astype(object)
-
-
-def _zeros_like(params: Sequence[Any]) -> list[NDArray[np.object_]]:
-    return [np.zeros(np.shape(p), dtype=object) for p in params]
-
-
-def _triple_generators(params: Sequence[Any], n_triples: int) -> list[list[Any]]:
-    """Scaling ``(Q, 0, −V)`` and the ``GL_a`` tangents ``(E Q, −Eᵀ K, 0)`` of each triple.
-
-    For parameter lists ``[Q_1, K_1, V_1, Q_2, …]`` of models whose triples do not pass
-    changes of basis to each other (heads, residual layers, one transported layer).
-    """
-    P = [_obj(p) for p in params]
-    gens = []
-    for h in range(n_triples):
-        Q, K, V = P[3 * h : 3 * h + 3]
-        g = _zeros_like(P)
-        g[3 * h], g[3 * h + 2] = Q.copy(), -V
-        gens.append(g)
-        for r in range(Q.shape[0]):
-            for s in range(Q.shape[0]):
-                g = _zeros_like(P)
-                g[3 * h][r] = Q[s]  # E_rs Q: row r is row s of Q
-                g[3 * h + 1][s] = -K[r]  # −E_rsᵀ K: row s is −row r of K
-                gens.append(g)
-    return gens
 
 
 def _actions_input(layers: Any) -> tuple[list[tuple[Any, ...]], bool]:
@@ -254,43 +182,18 @@ def symmetry_generators(layers: Sequence[Layer], normalizer: str | None = None) 
     numpy.ndarray, shape=[n_generators, P]
         ``n_generators =`` :func:`orbit_dimension_count`.
     """
-    scaling = _normalizer(normalizer) is None
+    scaling = _kernel.normalizer(normalizer) is None
     mats = _checks.exact_layers(layers)
-    dtype = np.result_type(*(M for layer in mats for M in layer))
-    offsets, pos = [], 0
-    for Q, K, V in mats:
-        offsets.append((pos, pos + Q.size, pos + Q.size + K.size))
-        pos += Q.size + K.size + V.size
-    rows: list[NDArray[Any]] = []
-
-    def row(*blocks: tuple[int, NDArray[Any]]) -> None:
-        r = np.zeros(pos, dtype=dtype)
-        for start, M in blocks:
-            r[start : start + M.size] = M.reshape(-1)
-        rows.append(r)
-
+    T = _generators.Tangents([M for layer in mats for M in layer])
+    l = len(mats)
     if scaling:
-        for (Q, _, V), (oq, _, ov) in zip(mats, offsets, strict=True):
-            row((oq, Q), (ov, -V))
-    for (Q, K, _), (oq, ok, _) in zip(mats, offsets, strict=True):
-        for r in range(Q.shape[0]):
-            for s in range(Q.shape[0]):
-                EQ, EtK = np.zeros_like(Q, dtype=dtype), np.zeros_like(K, dtype=dtype)
-                EQ[r], EtK[s] = Q[s], K[r]  # E_rs Q: row r is row s of Q; E_rsᵀ K: row s is row r
-                row((oq, EQ), (ok, -EtK))
-    for i in range(len(mats) - 1):
-        V, nxt = mats[i][2], mats[i + 1]
-        for r in range(V.shape[0]):
-            for s in range(V.shape[0]):
-                EV = np.zeros_like(V, dtype=dtype)
-                EV[r] = V[s]
-                moved = []
-                for M in nxt:
-                    ME = np.zeros_like(M, dtype=dtype)
-                    ME[:, s] = M[:, r]  # M E_rs: column s is column r of M
-                    moved.append(-ME)
-                row((offsets[i][2], EV), *zip(offsets[i + 1], moved, strict=True))
-    return np.stack(rows) if rows else np.zeros((0, pos), dtype=dtype)
+        for i in range(l):
+            T.scaling(3 * i, 3 * i + 2)
+    for i in range(l):
+        T.attention_basis(3 * i, 3 * i + 1)
+    for i in range(l - 1):
+        T.pass_through(3 * i + 2, (3 * i + 3, 3 * i + 4, 3 * i + 5))
+    return T.matrix()
 
 
 def orbit_dimension_count(
@@ -312,7 +215,7 @@ def orbit_dimension_count(
         at generic weights only where the action is locally free (not when ``a_i > d_{i-1}``).
     """
     w, a = _checks.architecture(widths, attn)
-    scaling = len(a) if _normalizer(normalizer) is None else 0
+    scaling = len(a) if _kernel.normalizer(normalizer) is None else 0
     return sum(x * x for x in a) + sum(d * d for d in w[1:-1]) + scaling
 
 
@@ -335,7 +238,7 @@ def virtual_weights(layers: Sequence[Layer]) -> tuple[list[Any], Any]:
     """
     mats = _checks.layers(layers)
     Q0 = mats[0][0]
-    L = torch.eye(Q0.shape[1], dtype=Q0.dtype) if _checks.is_torch(Q0) else np.eye(Q0.shape[1])
+    L = _backend.eye(Q0.shape[1], Q0)
     M_list = []
     for Q, K, V in mats:
         M_list.append(L.mT @ (K.mT @ Q) @ L)
@@ -364,7 +267,7 @@ def virtual_forward(
     numpy.ndarray or torch.Tensor, shape=[..., d_l, t]
         Equal to :func:`lsa_lib.lightning.deep_attention` on the layers the weights came from.
     """
-    S = _normalizer(normalizer)
+    S = _kernel.normalizer(normalizer)
     if isinstance(M_list, (str, bytes)) or not isinstance(M_list, Sequence) or not M_list:
         raise ValueError("M_list must be a non-empty list of (d_0, d_0) matrices")
     like = _checks.torch_like(X, L, *M_list)
@@ -372,15 +275,15 @@ def virtual_forward(
     d0, t = X.shape[-2], X.shape[-1]
     if len(L.shape) != 2 or L.shape[1] != d0:
         raise ValueError(f"L must have shape (d_l, {d0}) to match X, got {tuple(L.shape)}")
-    Gamma = torch.eye(t, dtype=X.dtype) if like is not None else np.eye(t)
+    Gamma = _backend.eye(t, X)
     for i, M in enumerate(M_list, start=1):
         M = _checks.array(M, f"M_{i}", like=like)
         if tuple(M.shape) != (d0, d0):
             raise ValueError(f"M_{i} must have shape ({d0}, {d0}), got {tuple(M.shape)}")
         XG = X @ Gamma
         scores = XG.mT @ M @ XG
-        Gamma = Gamma @ (scores if S is None else _normalize(scores, S))
-    return L @ X @ Gamma
+        Gamma = Gamma @ (scores if S is None else _kernel.normalize(scores, S))
+    return _checks.finite_result(L @ X @ Gamma, "the virtual forward pass")
 
 
 def network_parametrization(
@@ -406,7 +309,7 @@ def network_parametrization(
         Blocks ``Q_1, K_1, V_1, Q_2, …``; generators :func:`symmetry_generators`.
     """
     widths, attn = _checks.architecture(widths, attn)
-    t, S = _checks.tokens(t), _normalizer(normalizer)
+    t, S = _checks.tokens(t), _kernel.normalizer(normalizer)
     n = len(attn)
 
     def split(params: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -416,7 +319,59 @@ def network_parametrization(
         name=f"{normalizer or 'lightning'} network, widths={widths}, attn={attn}, t={t}",
         shapes=tuple(s for layer in _checks.layer_shapes(widths, attn) for s in layer),
         input_shape=(widths[0], t),
-        forward=lambda params, X: _deep(X, split(params), S),
+        forward=lambda params, X: _kernel.deep(X, split(params), S),
         generators=lambda params: symmetry_generators(split(params), normalizer),
         polynomial=S is None,
     )
+
+
+def output_changes(
+    forward: Callable[[Any], Any], weights: Any, moved: Mapping[str, Any]
+) -> dict[str, float]:
+    """How much each change of weights moves the output: the test of a symmetry.
+
+    For each named change, the relative difference :func:`lsa_lib.tolerances.rel_diff` of
+    ``forward(moved[name])`` from ``forward(weights)``. A symmetry leaves it at round-off
+    (below :data:`lsa_lib.tolerances.ROUNDOFF`); a change that is not one moves it by more
+    than :data:`lsa_lib.tolerances.NOT_A_SYMMETRY`, ten orders of magnitude higher. Explained
+    in :doc:`/book/03_symmetries`.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(weights) -> array``: the model on fixed inputs, e.g.
+        ``lambda W: deep_attention(X, W)`` or ``lambda w: metric_attention(X, *w)``.
+    weights : Any
+        The reference weights.
+    moved : mapping of str to weights
+        The changed weights, by the name of the change.
+
+    Returns
+    -------
+    dict of str to float
+        Name → relative output change, in the order of ``moved``.
+
+    Raises
+    ------
+    ValueError
+        If ``moved`` is empty, or the reference output vanishes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lsa_lib.lightning import deep_attention, random_layers
+    >>> from lsa_lib.tolerances import NOT_A_SYMMETRY, ROUNDOFF
+    >>> layers = random_layers((3, 3), (2,), 0)
+    >>> X = np.random.default_rng(1).standard_normal((3, 4))
+    >>> moved = {"scaling": scale_layers(layers, [2.0]), "Q alone": [(2 * layers[0][0],
+    ...          *layers[0][1:])]}
+    >>> change = output_changes(lambda W: deep_attention(X, W), layers, moved)
+    >>> bool(change["scaling"] < ROUNDOFF), bool(change["Q alone"] > NOT_A_SYMMETRY)
+    (True, True)
+    """
+    if not callable(forward):
+        raise TypeError(f"forward must be a function of the weights, got {forward!r}")
+    if not isinstance(moved, Mapping) or not moved:
+        raise ValueError("moved must be a non-empty mapping: name of a change → changed weights")
+    reference = forward(weights)
+    return {str(name): rel_diff(forward(w), reference) for name, w in moved.items()}

@@ -24,20 +24,16 @@ acting by conjugation; a learned curved one has independent bases for keys and q
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from math import lcm
 from typing import Any
 
 import numpy as np
 import sympy
-import torch
 from numpy.typing import ArrayLike, NDArray
 
-from . import _checks
+from . import _backend, _checks, _exact, _generators, _kernel
 from ._checks import Array
-from .lightning import _const
 from .rank import Parametrization
-from .symmetries import _adj, _obj, _zeros_like
 
 __all__ = [
     "transported_attention",
@@ -51,20 +47,34 @@ __all__ = [
 ]
 
 
-def _transported(X: Any, Q: Any, K: Any, R: Any) -> tuple[Any, Any]:
-    """Keys moved by ``(R^{-i})ᵀ`` and queries by ``R^j``: ``(K̃, Q̃)`` of shape ``(..., a, t)``."""
-    t, a = X.shape[-1], R.shape[0]
-    _, Rinv = _checks.inverse(R, a, "R", like=R)
-    eye = torch.eye(a, dtype=R.dtype) if _checks.is_torch(R) else np.eye(a)
-    pos, neg = [eye], [eye]
+def _transported_layer(X: Any, Q: Any, K: Any, V: Any, keys: Any, queries: Any) -> Any:
+    """The one forward of fixed transport: key ``i`` moved by ``keys[i]``, query ``j`` by ``queries[j]``.
+
+    ``keys`` and ``queries`` are ``t`` constant ``(a, a)`` matrices; the moved keys and queries
+    go through the lightning kernel (time linear in ``t``). The public functions pass
+    ``(R^{−i})ᵀ`` and ``R^j``; the exact parametrization integer multiples of them.
+    """
+    KX = _backend.per_column(keys, K @ X)
+    QX = _backend.per_column(queries, Q @ X)
+    return _kernel.layer(X, Q, K, V, KX=KX, QX=QX)
+
+
+def _powers(R: Any, t: int) -> tuple[list[Any], list[Any]]:
+    """``([(R^{−i})ᵀ], [R^j])`` for ``i, j = 0, …, t − 1`` (float), refused if they overflow."""
+    a = R.shape[0]
+    R = R.detach().cpu().numpy() if _checks.is_torch(R) else np.asarray(R)
+    _, Rinv = _checks.inverse(R, a, "R")
+    pos, neg = [np.eye(a)], [np.eye(a)]
     for _ in range(1, t):
         pos.append(pos[-1] @ R)
         neg.append(neg[-1] @ Rinv.T)
-    stack, einsum = (torch.stack, torch.einsum) if _checks.is_torch(R) else (np.stack, np.einsum)
-    return (
-        einsum("jab,...bj->...aj", stack(neg), K @ X),
-        einsum("jab,...bj->...aj", stack(pos), Q @ X),
-    )
+    if not (np.isfinite(pos[-1]).all() and np.isfinite(neg[-1]).all()):
+        raise ValueError(
+            f"the powers R^k overflow float64 over t = {t} tokens (‖R‖₂ = "
+            f"{np.linalg.norm(R, 2):.3g}, ‖R⁻¹‖₂ = {np.linalg.norm(Rinv, 2):.3g}): use a "
+            "rotation, or fewer tokens"
+        )
+    return neg, pos
 
 
 def _inputs(X: Any, Q: Any, K: Any, R: Any, V: Any = None) -> tuple[Any, ...]:
@@ -91,8 +101,9 @@ def transport_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike, R: ArrayLike) -> 
         Entry ``(i, j)``: key ``i`` against query ``j``, as ``((R^{−i})ᵀ K x_i)ᵀ (R^j Q x_j)``.
     """
     X, Q, K, _, R = _inputs(X, Q, K, R)
-    Kt, Qt = _transported(X, Q, K, R)
-    return Kt.mT @ Qt
+    keys, queries = _powers(R, X.shape[-1])
+    scores = _backend.per_column(keys, K @ X).mT @ _backend.per_column(queries, Q @ X)
+    return _checks.finite_result(scores, "transport_scores")
 
 
 def transported_attention(
@@ -117,8 +128,9 @@ def transported_attention(
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
     """
     X, Q, K, V, R = _inputs(X, Q, K, R, V)
-    Kt, Qt = _transported(X, Q, K, R)
-    return ((V @ X) @ Kt.mT) @ Qt
+    keys, queries = _powers(R, X.shape[-1])
+    Y = _transported_layer(X, Q, K, V, keys, queries)
+    return _checks.finite_result(Y, "transported_attention")
 
 
 def _causal(causal: Any) -> bool:
@@ -159,11 +171,25 @@ def learned_transport_attention(
             f"T must have shape {what} = {(n, a, a)} for t = {t} tokens"
             f"{' (causal)' if causal else ''}, got {tuple(T.shape)}"
         )
-    KX, QX = K @ X, Q @ X
+    return _checks.finite_result(
+        _learned_layer(X, Q, K, V, T, causal), "learned_transport_attention"
+    )
+
+
+def _learned_layer(X: Any, Q: Any, K: Any, V: Any, T: Sequence[Any], causal: bool) -> Any:
+    """The one forward of learned transport: ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)``, then ``V X S``.
+
+    ``T[k + t − 1]`` (or ``T[k]`` when ``causal``) transports the offset ``k = j − i``; the
+    public function passes an array, the parametrizations their blocks (or the powers of a
+    learned ``R``). One ``t × t`` score matrix per offset, masked to its diagonal.
+    """
+    t = X.shape[-1]
+    KXt, QX = (K @ X).mT, Q @ X
     offsets = np.subtract.outer(np.arange(t), np.arange(t)).T  # [i, j] → j − i
-    S = 0
+    S = None
     for k in range(0 if causal else -(t - 1), t):
-        S = S + _const(offsets == k, X) * (KX.mT @ T[k if causal else k + t - 1] @ QX)
+        term = _backend.const(offsets == k, X) * ((KXt @ T[k if causal else k + t - 1]) @ QX)
+        S = term if S is None else S + term
     return (V @ X) @ S
 
 
@@ -242,11 +268,7 @@ def commutant_basis(R: ArrayLike) -> list[NDArray[np.int64]]:
                 row[i * a + k] += int(Ri[k, j])
                 row[k * a + j] -= int(Ri[i, k])
             rows.append(row)
-    basis = []
-    for v in sympy.Matrix(rows).nullspace():
-        den = lcm(*(Fraction(str(x)).denominator for x in v))
-        basis.append(np.array([int(Fraction(str(x)) * den) for x in v]).reshape(a, a))
-    return basis
+    return [np.array(v, dtype=np.int64).reshape(a, a) for v in _exact.nullspace(rows)]
 
 
 def transport_parametrization(
@@ -288,24 +310,19 @@ def transport_parametrization(
     C = [scale ** (t - 1 - i) * powers[i] for i in range(t)]
     if max(abs(int(v)) for c in C for v in c.ravel()) >= 2**50:
         raise ValueError("R and t give constants too large for exact float64 arithmetic")
-    E = [np.diag(np.eye(t, dtype=np.int64)[i]) for i in range(t)]
     basis = commutant_basis(Ri)
 
     def forward(params: Sequence[Any], X: Any) -> Any:
-        Q, K, V = params
-        KX, QX = K @ X, Q @ X
-        Kt = _const(C[0], X) @ KX @ _const(E[0], X)
-        Qt = _const(C[0], X) @ QX @ _const(E[0], X)
-        for i in range(1, t):
-            Kt = Kt + _const(C[i], X) @ KX @ _const(E[i], X)
-            Qt = Qt + _const(C[i], X) @ QX @ _const(E[i], X)
-        return ((V @ X) @ Kt.mT) @ Qt
+        Q, K, V = params  # orthogonal R/s: (R^{−i})ᵀ = R^i, so keys and queries move alike
+        return _transported_layer(X, Q, K, V, C, C)
 
-    def generators(params: Sequence[Any]) -> list[list[Any]]:
-        Q, K, V = (_obj(p) for p in params)
-        zero_V = np.zeros(V.shape, dtype=object)
-        gens = [[Q.copy(), np.zeros(K.shape, dtype=object), -V]]
-        return gens + [[B.astype(object) @ Q, -(B.T.astype(object) @ K), zero_V] for B in basis]
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        T = _generators.Tangents([_backend.exact(p) for p in params])
+        T.scaling(0, 2)
+        Q, K, _ = T.blocks
+        for B in basis:  # the commutant of R: (E Q, −Eᵀ K) with E R = R E
+            T.add({0: B.astype(object) @ Q, 1: -(B.T.astype(object) @ K)})
+        return T.matrix()
 
     return Parametrization(
         name=f"transport d={d} d'={d_out} a={a}",
@@ -367,46 +384,33 @@ def learned_transport_parametrization(
             )
         return _flat_parametrization(d, d_out, a, t)
     offsets = list(range(0 if causal else -(t - 1), t))
-    index = {k: n for n, k in enumerate(offsets)}  # offset → transport block
-    E = [np.diag(np.eye(t, dtype=np.int64)[i]) for i in range(t)]
+    zero = offsets.index(0)  # the block of T_0
     P = 2 * a * d + d * d_out + len(offsets) * a * a
     m = max(0, 2 * a - d)
 
     def forward(params: Sequence[Any], X: Any) -> Any:
         Q, K, V, *T = params
-        KXt, QX = (K @ X).mT, Q @ X
-        S = None
-        for i in range(t):
-            for j in range(i if causal else 0, t):
-                term = _const(E[i], X) @ (KXt @ (T[index[j - i]] @ QX)) @ _const(E[j], X)
-                S = term if S is None else S + term
-        return (V @ X) @ S
+        return _learned_layer(X, Q, K, V, T, causal)
 
-    def generators(params: Sequence[Any]) -> list[list[Any]]:
-        Pm = [_obj(p) for p in params]
-        Q, K, V, *T = Pm
-        g = _zeros_like(Pm)
-        g[2], g[3:] = -V, [Tk.copy() for Tk in T]
-        gens = [g]
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        Tg = _generators.Tangents([_backend.exact(p) for p in params])
+        Q, K, V, *T = Tg.blocks
+        n = len(T)
+        Tg.add({2: -V} | {3 + k: T[k] for k in range(n)})  # the value scaling (V / c, c T_k)
         for r in range(a):
             for s in range(a):
-                Er = np.zeros((a, a), dtype=object)
-                Er[r, s] = 1
-                g = _zeros_like(Pm)
-                g[0], g[3:] = Er @ Q, [-(Tk @ Er) for Tk in T]
-                h = _zeros_like(Pm)
-                h[1], h[3:] = Er @ K, [-(Er.T @ Tk) for Tk in T]
-                gens += [g, h]
+                E = np.zeros((a, a), dtype=object)
+                E[r, s] = 1
+                Tg.add({0: E @ Q} | {3 + k: -(T[k] @ E) for k in range(n)})  # query side
+                Tg.add({1: E @ K} | {3 + k: -(E.T @ T[k]) for k in range(n)})  # key side
         if a == d:
-            adjK, adjQ = _adj(K), _adj(Q)
+            adjK, adjQ = _exact.adj(K), _exact.adj(Q)
             for r in range(d):
                 for s in range(r + 1, d):
                     S = np.zeros((d, d), dtype=object)
                     S[r, s], S[s, r] = 1, -1
-                    g = _zeros_like(Pm)
-                    g[3 + index[0]] = adjK.T @ S @ adjQ
-                    gens.append(g)
-        return gens
+                    Tg.add({3 + zero: adjK.T @ S @ adjQ})
+        return Tg.matrix()
 
     return Parametrization(
         name=f"learned transport d={d} d'={d_out} a={a} t={t}" + (" causal" if causal else ""),
@@ -420,36 +424,25 @@ def learned_transport_parametrization(
 
 def _flat_parametrization(d: int, d_out: int, a: int, t: int) -> Parametrization:
     """Causal transport by the powers of a learned ``R`` (blocks ``Q, K, V, R``)."""
-    E = [np.diag(np.eye(t, dtype=np.int64)[i]) for i in range(t)]
     m = max(0, 2 * a - d)
 
     def forward(params: Sequence[Any], X: Any) -> Any:
         Q, K, V, R = params
-        KXt, RkQX = (K @ X).mT, Q @ X  # R^k Q X for k = 0, 1, …
-        S = None
-        for k in range(t):
-            if k:
-                RkQX = R @ RkQX
-            scores = KXt @ RkQX
-            for i in range(t - k):
-                term = _const(E[i], X) @ scores @ _const(E[i + k], X)
-                S = term if S is None else S + term
-        return (V @ X) @ S
+        powers = [_backend.eye(a, X)]  # T_k = R^k
+        for _ in range(1, t):
+            powers.append(R if len(powers) == 1 else powers[-1] @ R)
+        return _learned_layer(X, Q, K, V, powers, causal=True)
 
-    def generators(params: Sequence[Any]) -> list[list[Any]]:
-        Pm = [_obj(p) for p in params]
-        Q, K, V, R = Pm
-        g = _zeros_like(Pm)
-        g[0], g[2] = Q.copy(), -V
-        gens = [g]
+    def generators(params: Sequence[Any]) -> np.ndarray:
+        T = _generators.Tangents([_backend.exact(p) for p in params])
+        Q, K, V, R = T.blocks
+        T.scaling(0, 2)
         for r in range(a):
-            for s in range(a):
-                Er = np.zeros((a, a), dtype=object)
-                Er[r, s] = 1
-                g = _zeros_like(Pm)
-                g[0], g[1], g[3] = Er @ Q, -(Er.T @ K), Er @ R - R @ Er
-                gens.append(g)
-        return gens
+            for s in range(a):  # GL_a by conjugation: (E Q, −Eᵀ K, E R − R E)
+                E = np.zeros((a, a), dtype=object)
+                E[r, s] = 1
+                T.add({0: E @ Q, 1: -(E.T @ K), 3: E @ R - R @ E})
+        return T.matrix()
 
     return Parametrization(
         name=f"flat learned transport d={d} d'={d_out} a={a} t={t} causal",
@@ -553,4 +546,9 @@ def holonomy(
         out = np.eye(a)
     for p, q in zip(pos[:-1], pos[1:], strict=True):
         out = _step(mats, q, p, kind, t, exact) @ out
+    if not exact and not np.isfinite(out).all():
+        raise ValueError(
+            f"the holonomy overflows float64 along the {len(pos) - 1} steps of the loop (a "
+            "product of that many transports); use exact entries (integers or fractions)"
+        )
     return out

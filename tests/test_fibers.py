@@ -11,7 +11,6 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from lsa_lib.fibers import (
-    _SAME_RTOL,
     FunctionComparison,
     _rank_one_factors,
     attention_value_parametrization,
@@ -22,7 +21,7 @@ from lsa_lib.fibers import (
 )
 from lsa_lib.lightning import random_layers
 from lsa_lib.rank import ExactRank, FloatRank, RankAmbiguityError, exact_rank
-from lsa_lib.tolerances import GAP_MIN
+from lsa_lib.tolerances import GAP_MIN, SAME_RTOL
 
 
 def scaling_fiber(A, V, c):
@@ -57,7 +56,7 @@ def test_same_function_numeric_scaling_and_perturbation():
     res = same_function((A, V), (2.5 * A, V / 2.5))
     assert isinstance(res, FunctionComparison)
     assert res and res.same and res.method == "float"
-    assert res.rel_diff < 1e-14 and res.rtol == _SAME_RTOL == 1e-9 and res.n_inputs == 16
+    assert res.rel_diff < 1e-14 and res.rtol == SAME_RTOL == 1e-9 and res.n_inputs == 16
     off = same_function((A, V), (A + 1e-3, V))
     assert not off and 1e-5 < off.rel_diff < 1e-1
 

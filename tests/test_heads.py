@@ -8,6 +8,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from lsa_lib._generators import attention_fiber_dimension
 from lsa_lib.heads import (
     cubic_map_dimension,
     exchange_values,
@@ -18,7 +19,7 @@ from lsa_lib.heads import (
 )
 from lsa_lib.lightning import attention_layer
 from lsa_lib.rank import exact_rank, float_jacobian, float_rank
-from lsa_lib.symmetries import _attention_fiber_dimension, change_attention_basis, scale_layers
+from lsa_lib.symmetries import change_attention_basis, scale_layers
 
 RNG = np.random.default_rng(20260603)
 
@@ -80,8 +81,8 @@ def test_scaling_any_head_hypothesis(seed, c, H):
 
 
 def test_dimension_counts():
-    assert _attention_fiber_dimension(2, 3) == 4
-    assert _attention_fiber_dimension(4, 3) == 24 - 9
+    assert attention_fiber_dimension(2, 3) == 4
+    assert attention_fiber_dimension(4, 3) == 24 - 9
     assert cubic_map_dimension(2, 2) == 12
     naive = multihead_parametrization(3, 3, 3, 2, mixing=False)
     assert naive.n_params - naive.predicted == 20  # per head: GL_3 and the scaling

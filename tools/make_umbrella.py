@@ -24,8 +24,8 @@ def compute(n: int = 41) -> tuple[dict[str, Any], Any]:
     import matplotlib
 
     matplotlib.use("Agg")
-    from lsa_lib.m212 import plot_umbrella_slice, umbrella_slice
-    from lsa_lib.plotting import use_book_style
+    from lsa_lib.m212 import umbrella_slice
+    from lsa_lib.plotting import plot_umbrella_slice, use_book_style
 
     use_book_style()
     data = umbrella_slice(n=n)

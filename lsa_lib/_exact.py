@@ -1,0 +1,224 @@
+"""One exact linear algebra (private core of the library).
+
+Determinants, adjugates, ranks and kernels over the rationals, and their counterparts modulo a
+prime, for every module that needs them: the symmetry tangents (which multiply by
+determinants and adjugates to stay polynomial), the invariants of one output coordinate, the
+commutant of a transport, the exact rank of a given matrix. Entries may be Python or numpy
+integers, ``fractions.Fraction``, floats (then the answer is a float, as for float tangents)
+or sympy expressions (then it is an expanded sympy expression).
+
+One prime policy: every computation modulo a prime uses :data:`PRIME`, the largest prime below
+``2^20`` (the rank engine's arithmetic, :mod:`lsa_lib._modp`, is exact for primes below
+``2^20``), unless its caller is given another one.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import flint
+import numpy as np
+import sympy
+from numpy.typing import NDArray
+
+from . import _modp
+
+__all__: list[str] = []
+
+#: The prime of every computation modulo a prime.
+PRIME = _modp.DEFAULT_PRIME
+
+rank_mod_p = _modp.rank_mod_p
+
+
+def _number(x: Any) -> Any:
+    """Numpy scalars and sympy rationals as Python ints, ``Fraction`` or floats."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, sympy.Integer):
+        return int(x)
+    if isinstance(x, sympy.Rational):
+        return Fraction(int(x.p), int(x.q))
+    return x
+
+
+def _rows(M: Any) -> list[list[Any]]:
+    rows = M.tolist() if isinstance(M, (sympy.MatrixBase, np.ndarray)) else M
+    return [[_number(x) for x in row] for row in rows]
+
+
+def _kind(rows: Sequence[Sequence[Any]]) -> str:
+    """``"int"``, ``"rational"``, ``"float"`` or ``"symbolic"``: the field of the entries."""
+    kind = "int"
+    for row in rows:
+        for x in row:
+            if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+                continue
+            if isinstance(x, Fraction):
+                kind = "rational" if kind == "int" else kind
+            elif isinstance(x, float):
+                kind = "float" if kind in ("int", "rational") else kind
+            else:
+                return "symbolic"
+    return kind
+
+
+def _fmpq(x: Any) -> flint.fmpq:
+    x = Fraction(x)
+    return flint.fmpq(x.numerator, x.denominator)
+
+
+def _fraction(q: flint.fmpq) -> Fraction:
+    return Fraction(int(q.p), int(q.q))
+
+
+def det(M: Any) -> Any:
+    """The determinant of a square matrix (list of rows, numpy or sympy), exactly.
+
+    Closed forms up to ``3 × 3``; then flint for integers (an ``int``) and rationals (a
+    ``Fraction``), LAPACK for floats, Berkowitz's division-free algorithm for sympy entries.
+    """
+    A = _rows(M)
+    n = len(A)
+    if n == 0:
+        return 1
+    kind = _kind(A)
+    if n == 1:
+        value = A[0][0]
+    elif n == 2:
+        value = A[0][0] * A[1][1] - A[0][1] * A[1][0]
+    elif n == 3:
+        value = (
+            A[0][0] * (A[1][1] * A[2][2] - A[1][2] * A[2][1])
+            - A[0][1] * (A[1][0] * A[2][2] - A[1][2] * A[2][0])
+            + A[0][2] * (A[1][0] * A[2][1] - A[1][1] * A[2][0])
+        )
+    elif kind == "int":
+        return int(flint.fmpz_mat(A).det())
+    elif kind == "rational":
+        return _fraction(flint.fmpq_mat(n, n, [_fmpq(x) for row in A for x in row]).det())
+    elif kind == "float":
+        return float(np.linalg.det(np.array(A, dtype=np.float64)))
+    else:
+        return sympy.expand(sympy.Matrix(A).det(method="berkowitz"))
+    return sympy.expand(value) if kind == "symbolic" else value
+
+
+def adj(M: Any) -> NDArray[np.object_]:
+    """The adjugate, ``adj(M) M = M adj(M) = det(M) I``, as an object array (exact entries)."""
+    A = _rows(M)
+    n = len(A)
+    out = np.empty((n, n), dtype=object)
+    if n == 1:
+        out[0, 0] = 1
+        return out
+    kind = _kind(A)
+    if kind in ("int", "rational"):
+        F = flint.fmpq_mat(n, n, [_fmpq(x) for row in A for x in row])
+        d = F.det()
+        if d != 0:
+            inv = F.inv()
+            for i in range(n):
+                for k in range(n):
+                    v = _fraction(d * inv[i, k])
+                    out[i, k] = int(v) if kind == "int" else v
+            return out
+    for i in range(n):  # cofactors: row i of adj(M) holds the (k, i) cofactors
+        for k in range(n):
+            minor = [row[:i] + row[i + 1 :] for r, row in enumerate(A) if r != k]
+            out[i, k] = (-1) ** (i + k) * det(minor)
+    return out
+
+
+def rank_q(M: Any) -> int:
+    """The rank over the rationals of a matrix of integers, fractions or sympy rationals."""
+    A = _rows(M)
+    if not A or not A[0]:
+        return 0
+    if _kind(A) == "int":
+        return int(flint.fmpz_mat(A).rank())
+    return int(flint.fmpq_mat(len(A), len(A[0]), [_fmpq(x) for row in A for x in row]).rank())
+
+
+def nullspace(M: Any) -> list[list[int]]:
+    """A basis of the kernel ``{x : M x = 0}`` of an integer matrix, as primitive integer vectors."""
+    A = _rows(M)
+    F = flint.fmpz_mat(A)
+    N, k = F.nullspace()
+    basis = []
+    for j in range(int(k)):
+        v = [int(N[i, j]) for i in range(N.nrows())]
+        g = math.gcd(*v)
+        basis.append([x // g for x in v] if g else v)
+    return basis
+
+
+def det_mod(M: Sequence[Sequence[int]], p: int = PRIME) -> int:
+    """``det M mod p`` for an integer matrix."""
+    return int(flint.nmod_mat([[int(x) % p for x in row] for row in M], p).det())
+
+
+def inv_mod(M: Sequence[Sequence[int]], p: int = PRIME) -> list[list[int]]:
+    """``M⁻¹ mod p`` for an integer matrix invertible modulo ``p``."""
+    Mi = flint.nmod_mat([[int(x) % p for x in row] for row in M], p).inv()
+    return [[int(Mi[i, k]) for k in range(Mi.ncols())] for i in range(Mi.nrows())]
+
+
+def adjugate_mod(M: Sequence[Sequence[int]], p: int = PRIME) -> tuple[int, list[list[int]]]:
+    """``(det M, adj M)`` modulo ``p``: at corank one the columns of ``adj M`` span the kernel."""
+    n = len(M)
+    N = flint.nmod_mat([[int(x) % p for x in row] for row in M], p)
+    d = int(N.det())
+    if d:
+        inv = N.inv()
+        return d, [[d * int(inv[i, k]) % p for k in range(n)] for i in range(n)]
+    cof = [
+        [
+            (-1) ** (i + k)
+            * det_mod([[M[r][c] for c in range(n) if c != i] for r in range(n) if r != k], p)
+            % p
+            for k in range(n)
+        ]
+        for i in range(n)
+    ]
+    return d, cof
+
+
+def orbit_rank(G: np.ndarray, shapes: Sequence[tuple[int, ...]], p: int = PRIME) -> int:
+    """``rank_p(G)`` for symmetry tangents (residues, one row each), from small blocks if possible.
+
+    Each generator touches few parameter blocks. Group the rows by the set of blocks they touch
+    and look for an order of the groups with one *private* block per group, touched by no group
+    placed before it: the submatrix on the private blocks is then block lower-triangular, so
+    ``rank G ≥ Σ rank(diagonal blocks)``; when that sum reaches the number of non-zero rows it is
+    the rank. Otherwise the dense rank is computed.
+    """
+    G = G[(G != 0).any(axis=1)]
+    if G.shape[0] == 0:
+        return 0
+    edges = np.cumsum([0] + [int(np.prod(s)) for s in shapes])
+    blocks = [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    support = np.stack([(G[:, b] != 0).any(axis=1) for b in blocks], axis=1)
+    signatures, labels = np.unique(support, axis=0, return_inverse=True)
+    labels = labels.reshape(-1)
+    remaining, total = set(range(len(signatures))), 0
+    while remaining:
+        pick = next(
+            (
+                (g, int(c))
+                for g in sorted(remaining)
+                for c in np.flatnonzero(signatures[g])
+                if not any(signatures[h][c] for h in remaining if h != g)
+            ),
+            None,
+        )
+        if pick is None:
+            return rank_mod_p(G, p)
+        g, c = pick
+        total += rank_mod_p(G[labels == g][:, blocks[c]], p)
+        remaining.remove(g)
+    return total if total == G.shape[0] else rank_mod_p(G, p)
