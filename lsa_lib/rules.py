@@ -101,7 +101,7 @@ class Rule:
             case["attn"],
             case["t"],
             normalizer,
-            beyond_symmetries=normalizer is None,
+            beyond_symmetries=True,
         )
 
     def sample(self, rng: np.random.Generator) -> list[dict[str, Any]]:
