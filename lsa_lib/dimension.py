@@ -257,7 +257,7 @@ def extra_fiber_directions(
         Rows in the order ``Q_1, K_1, V_1, Q_2, …``.
     """
     t = _checks.tokens(t)
-    normalized = _normalizer(normalizer) is not None
+    normalized = _kernel.normalizer(normalizer) is not None
     mats = [
         tuple(_checks.integer_matrix(M, f"{n} of layer {i}").tolist() for n, M in zip("QKV", L))
         for i, L in enumerate(_checks.exact_layers(layers), start=1)
