@@ -10,8 +10,7 @@ indices are 1-based as in the paper. Bad input raises ``ValueError`` (a wrong va
 from __future__ import annotations
 
 import numbers
-import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -176,8 +175,6 @@ def architecture(widths: Any, attn: Any) -> tuple[tuple[int, ...], tuple[int, ..
 
 def table_rows(rows: Any) -> list[dict[str, Any]]:
     """The rows of a table: a sequence of mappings ``column name → value``."""
-    from collections.abc import Mapping
-
     if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, (Sequence, np.ndarray)):
         raise TypeError(
             f"rows must be a list of mappings column → value (one per row), got {type(rows).__name__}"
@@ -210,40 +207,6 @@ def layer_shapes(widths: Any, attn: Any) -> list[tuple[tuple[int, int], ...]]:
 
 
 # ------------------------------------------------------------------------------------------
-# sizes this machine can hold
-# ------------------------------------------------------------------------------------------
-def memory_limit() -> int:
-    """The bytes a computation may allocate: the machine's physical memory."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not a POSIX system
-        return 16 * 2**30
-
-
-def _bytes(n: float) -> str:
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.0f} bytes"
-
-
-def fits(n_bytes: float, what: str, hint: str = "") -> None:
-    """Refuse, before allocating, what needs more memory than the machine has."""
-    limit = memory_limit()
-    if n_bytes > limit:
-        raise ValueError(
-            f"{what} would need about {_bytes(n_bytes)} of memory, more than this machine's "
-            f"{_bytes(limit)}" + (f": {hint}" if hint else "")
-        )
-
-
-def work(n: float, what: str, limit: float, why: str) -> None:
-    """Refuse a computation whose size ``n`` exceeds ``limit``; ``why`` says what it would cost."""
-    if n > limit:
-        raise ValueError(f"{what} is {n:.3g}, above the limit {limit:.3g}: {why}")
-
-
-# ------------------------------------------------------------------------------------------
 # arrays
 # ------------------------------------------------------------------------------------------
 def all_finite(x: Any) -> bool:
@@ -251,7 +214,8 @@ def all_finite(x: Any) -> bool:
     if is_torch(x):
         x = x.detach()
         return bool(torch.isfinite(x.sum())) or bool(torch.isfinite(x).all())
-    return bool(np.isfinite(np.sum(x))) or bool(np.isfinite(x).all())
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.sum(x))) or bool(np.isfinite(x).all())
 
 
 def finite_result(x: Any, what: str) -> Any:

@@ -139,7 +139,10 @@ def rank_q(M: Any) -> int:
     A = _rows(M)
     if not A or not A[0]:
         return 0
-    if _kind(A) == "int":
+    kind = _kind(A)
+    if kind not in ("int", "rational"):
+        raise TypeError(f"an exact rank needs integer or rational entries, got {kind} entries")
+    if kind == "int":
         return int(flint.fmpz_mat(A).rank())
     return int(flint.fmpq_mat(len(A), len(A[0]), [_fmpq(x) for row in A for x in row]).rank())
 
@@ -147,6 +150,8 @@ def rank_q(M: Any) -> int:
 def nullspace(M: Any) -> list[list[int]]:
     """A basis of the kernel ``{x : M x = 0}`` of an integer matrix, as primitive integer vectors."""
     A = _rows(M)
+    if _kind(A) != "int":
+        raise TypeError("the integer kernel basis needs an integer matrix")
     F = flint.fmpz_mat(A)
     N, k = F.nullspace()
     basis = []

@@ -36,8 +36,9 @@ __all__: list[str] = []
 def attention_fiber_dimension(a: int, d: int) -> int:
     """The fibers of ``(Q, K) ↦ Kᵀ Q`` (``Q, K`` of shape ``(a, d)``): ``2ad − r(2d − r)``.
 
-    The dimension the ``a²`` tangents of :meth:`Tangents.attention_basis` span at generic
-    ``(Q, K)`` when ``a ≤ d``, plus the stabilizer's ``(a − d)²`` when ``a > d``.
+    With ``r = min(a, d)``; it is ``a² − (a − d)²₊``, the dimension the ``a²`` tangents of
+    :meth:`Tangents.attention_basis` span at generic ``(Q, K)`` (for ``a > d`` the action has a
+    stabilizer of dimension ``(a − d)²``, and the orbit still fills the fiber).
     """
     r = min(a, d)
     return 2 * a * d - r * (2 * d - r)
@@ -128,3 +129,18 @@ class Tangents:
         if not self._rows:
             return np.zeros((0, self.n_params), dtype=self.dtype)
         return np.stack(self._rows)
+
+
+def as_matrix(tangents: Any, n_params: int) -> NDArray[Any]:
+    """A model's tangents as one ``(n, P)`` array: a matrix already, or lists of blocks."""
+    if isinstance(tangents, np.ndarray) and tangents.ndim == 2:
+        G = tangents
+    else:
+        rows = [np.concatenate([np.asarray(b).reshape(-1) for b in g]) for g in tangents]
+        for r in rows:
+            if r.shape != (n_params,):
+                raise ValueError(f"a generator has {r.size} entries, expected P = {n_params}")
+        G = np.stack(rows) if rows else np.zeros((0, n_params))
+    if G.shape[1:] != (n_params,):
+        raise ValueError(f"the generators have {G.shape[1]} entries each, expected P = {n_params}")
+    return G

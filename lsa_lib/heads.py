@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from . import _backend, _checks, _generators, _head_moves, _kernel
+from . import _backend, _checks, _generators, _head_moves, _kernel, _limits
 from ._checks import Array
 from .lightning import Layer
 from .rank import ExactRank, FloatRank, Parametrization, exact_rank, float_rank
@@ -253,6 +253,11 @@ def cubic_map_dimension(d: int, d_out: int) -> int:
     return d_out * d * d * (d + 1) // 2
 
 
+def _too_many_tangents(n: int, P: int) -> None:
+    """Refuse symmetry tangents (exact integers, about 40 bytes each) this machine cannot hold."""
+    _limits.fits(40 * n * P, f"about {n} symmetry tangents of {P} exact entries each")
+
+
 def _head_sizes(heads: Any) -> list[tuple[int, int]]:
     if isinstance(heads, (str, bytes)) or not isinstance(heads, Sequence) or not heads:
         raise ValueError("heads must be a non-empty list of (d_k, d_v) pairs, one per head")
@@ -360,6 +365,8 @@ def multihead_parametrization(
         return out
 
     def generators(params: Sequence[Any]) -> np.ndarray:
+        moves = H * H * (1 + d) + H**3 // 2 if S is None and mixing else 0
+        _too_many_tangents(H * (a * a + 1) + moves, P)
         T = _generators.Tangents([_backend.exact(p) for p in params])
         T.triples(H, scaling=S is None)  # a normalizer breaks the scaling (Q, 0, −V)
         if S is None and mixing:
@@ -382,6 +389,7 @@ def _output_parametrization(
 ) -> Parametrization:
     S = _kernel.normalizer(normalizer)
     H = len(sizes)
+    shapes = tuple(s for dk, dv in sizes for s in ((dk, d), (dk, d), (dv, d), (d_out, dv)))
 
     def forward(params: Sequence[Any], X: Any) -> Any:
         out = params[3] @ _kernel.layer(X, *params[0:3], S)
@@ -390,6 +398,9 @@ def _output_parametrization(
         return out
 
     def generators(params: Sequence[Any]) -> np.ndarray:
+        per_head = sum(dk * dk + dv * dv + dv * (d + d_out) + 1 for dk, dv in sizes)
+        moves = H * H * (1 + d) + H**3 // 2 if S is None and mixing else 0
+        _too_many_tangents(per_head + moves, sum(int(np.prod(s)) for s in shapes))
         T = _generators.Tangents([_backend.exact(p) for p in params])
         _head_moves.output_tangents(T, sizes, S is None, mixing)
         return T.matrix()
@@ -397,7 +408,7 @@ def _output_parametrization(
     label = ", ".join(f"({dk},{dv})" for dk, dv in sizes)
     return Parametrization(
         name=f"heads [{label}] d={d} d'={d_out} {normalizer or 'lightning'}",
-        shapes=tuple(s for dk, dv in sizes for s in ((dk, d), (dk, d), (dv, d), (d_out, dv))),
+        shapes=shapes,
         input_shape=(d, t),
         forward=forward,
         generators=generators,

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _backend, _checks, _kernel
+from . import _backend, _checks, _kernel, _limits
 from ._checks import Array
 from ._kernel import Normalizer
 
@@ -46,18 +46,25 @@ Layer = tuple[ArrayLike, ArrayLike, ArrayLike]
 NORMALIZERS: dict[str, Normalizer] = _kernel.NORMALIZERS
 
 
+# numpy's overflow warnings are silenced where the result is checked (a clear error instead)
+def _quiet() -> np.errstate:
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
+
+
 def _finite_layer(Y: Any, X: Any, Q: Any, K: Any, V: Any, S: Normalizer | None, tag: str) -> Any:
     """``Y`` if finite; otherwise a ``ValueError`` naming what overflowed (inputs are finite)."""
     if _checks.all_finite(Y):
         return Y
-    scores = (K @ X).mT @ (Q @ X)
+    with _quiet():
+        scores = (K @ X).mT @ (Q @ X)
     if not _checks.all_finite(scores):
         raise ValueError(
             f"the attention scores{tag} overflow float64 (|K x_i · Q x_j| > 1.8e308): scale "
             "the weights or the tokens down"
         )
     if S is not None and not S.positive:
-        weights = S.function(scores.detach() if _checks.is_torch(scores) else scores)
+        with _quiet():
+            weights = S.function(scores.detach() if _checks.is_torch(scores) else scores)
         sums = weights.sum(-2)
         if not bool((sums != 0).all()):
             raise ValueError(
@@ -149,11 +156,12 @@ def attention_layer(
     X, Q, K, V, like = _checks.layer_input(X, Q, K, V)
     t = X.shape[-1]
     if S is None:
-        Y = _kernel.layer(X, Q, K, V) if order == "linear" else (V @ X) @ ((K @ X).mT @ (Q @ X))
+        with _quiet():  # overflow is refused by _finite_layer
+            Y = _kernel.layer(X, Q, K, V) if order == "linear" else (V @ X) @ ((K @ X).mT @ (Q @ X))
         return _finite_layer(Y, X, Q, K, V, S, "")
     if query_block is None:
         batch = int(np.prod(tuple(X.shape[:-2]), dtype=np.int64))
-        _checks.fits(
+        _limits.fits(
             8 * 3 * batch * t * t,
             f"the {t} × {t} scores of a normalized layer",
             "pass query_block (memory t × query_block, the same arithmetic)",
@@ -161,8 +169,11 @@ def attention_layer(
         block = t
     else:
         block = _checks.size(query_block, "query_block")
-    VX, KXt, QX = V @ X, (K @ X).mT, Q @ X
-    parts = [VX @ _kernel.normalize(KXt @ QX[..., j : j + block], S) for j in range(0, t, block)]
+    with _quiet():
+        VX, KXt, QX = V @ X, (K @ X).mT, Q @ X
+        parts = [
+            VX @ _kernel.normalize(KXt @ QX[..., j : j + block], S) for j in range(0, t, block)
+        ]
     Y = parts[0] if len(parts) == 1 else _backend.concat(parts, like)
     return _finite_layer(Y, X, Q, K, V, S, "")
 
@@ -191,7 +202,9 @@ def deep_attention(X: ArrayLike, layers: Sequence[Layer], normalizer: str | None
     X = _checks.array(X, "X", like=like)
     _checks.tokens_fit(X, checked[0][0], "Q_1 and K_1")
     for i, (Q, K, V) in enumerate(checked, start=1):
-        X = _finite_layer(_kernel.layer(X, Q, K, V, S), X, Q, K, V, S, f" of layer {i}")
+        with _quiet():
+            Y = _kernel.layer(X, Q, K, V, S)
+        X = _finite_layer(Y, X, Q, K, V, S, f" of layer {i}")
     return X
 
 
@@ -214,7 +227,7 @@ def random_layers(
     """
     shapes = _checks.layer_shapes(widths, attn)
     n = sum(int(np.prod(s)) for layer in shapes for s in layer)
-    _checks.fits(8 * n, f"{n} weights (float64)")
+    _limits.fits(8 * n, f"{n} weights (float64)")
     gen = _checks.generator(rng)
     return [tuple(gen.standard_normal(s) for s in layer) for layer in shapes]
 

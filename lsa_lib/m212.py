@@ -21,7 +21,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from . import _checks
+from . import _checks, _limits
 from .singularities import balanced, function_coefficients
 from .tolerances import M212_TOL
 
@@ -297,7 +297,7 @@ def umbrella_slice(n: int = 41, box: float = 1.0) -> UmbrellaSlice:
     """
     n = _checks.size(n, "n", minimum=5)
     box = _checks.real(box, "box", positive=True)
-    _checks.fits(3 * 8 * n * n, f"the {n} × {n} grids of the umbrella slice")
+    _limits.fits(3 * 8 * n * n, f"the {n} × {n} grids of the umbrella slice")
     R, (a1, b1, c1, a2, b2, c2) = m212_implicit_equation()
     u, v, s = sympy.symbols("u v s")
     eq = sympy.expand(R.subs({a1: 1, b1: 0, c1: s, a2: 0, b2: v, c2: u}))

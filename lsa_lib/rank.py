@@ -30,7 +30,7 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch.func import jacfwd, jacrev, vmap
 
-from . import _ball, _checks, _exact, _modp
+from . import _ball, _checks, _exact, _generators, _limits, _modp
 from ._checks import DType
 from .tolerances import GAP_MIN
 
@@ -233,12 +233,6 @@ class RankAmbiguityError(ValueError):
         self.reading = reading
 
 
-def _fits(param: Parametrization, what: str, bytes_per_square: float) -> None:
-    """Refuse, before allocating anything, a rank this machine cannot hold (``~P²`` numbers)."""
-    P = param.n_params
-    _checks.fits(bytes_per_square * P * P, f"{what} of {param.name} (P = {P} parameters)")
-
-
 # =========================================================================================
 # the float engine
 # =========================================================================================
@@ -329,7 +323,7 @@ def float_jacobian(
         )
     P, out = param.n_params, _outputs_per_input(param)
     size = Xt.shape[0] * out * P * Xt.element_size()
-    _checks.fits(size, f"the Jacobian of {param.name} ({Xt.shape[0] * out} rows, P = {P})")
+    _limits.fits(size, f"the Jacobian of {param.name} ({Xt.shape[0] * out} rows, P = {P})")
     if mode == "auto":
         mode = "reverse" if out < P else "forward"
 
@@ -435,7 +429,8 @@ def float_rank(
         return _read(np.linalg.svd(M, compute_uv=False), M.shape, dt, min_gap, strict)
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
     scale = _checks.real(weight_scale, "weight_scale", positive=True)
-    _fits(target, "the float Jacobian", 1.2 * np.dtype(dt).itemsize)
+    P = target.n_params  # refused before allocating anything if a Jacobian cannot fit
+    _limits.fits(1.2 * np.dtype(dt).itemsize * P * P, f"the float Jacobian of {target.name}")
     rng = np.random.default_rng(_checks.seed(seed))
     if params is None:
         point = [scale * rng.standard_normal(s) for s in target.shapes]
@@ -456,22 +451,11 @@ def float_rank(
 # =========================================================================================
 def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -> np.ndarray:
     """The symmetry tangents at ``point`` as residues mod ``p``, shape ``(n_generators, P)``."""
-    P = param.n_params
     if param.generators is None:
-        return np.zeros((0, P))
+        return np.zeros((0, param.n_params))
     # integer arrays in, so that the generators come back as exact integers
     gens = param.generators([np.asarray(x).astype(np.int64) for x in point])
-    if isinstance(gens, np.ndarray) and gens.ndim == 2:
-        G = gens
-    else:
-        rows = [np.concatenate([np.asarray(b).reshape(-1) for b in g]) for g in gens]
-        for r in rows:
-            if r.shape != (P,):
-                raise ValueError(f"a generator has {r.size} entries, expected P = {P}")
-        G = np.stack(rows) if rows else np.zeros((0, P))
-    if G.shape[1:] != (P,):
-        raise ValueError(f"the generators have {G.shape[1]} entries each, expected P = {P}")
-    return _modp.as_residues(G, p, "generators")
+    return _modp.as_residues(_generators.as_matrix(gens, param.n_params), p, "generators")
 
 
 def _certify(
@@ -538,13 +522,12 @@ def _exact_matrix_rank(M: Any) -> ExactRank:
     if isinstance(M, np.ndarray) and M.dtype.kind in "iub":
         if M.ndim != 2 or 0 in M.shape:
             raise ValueError(f"matrix must be a non-empty matrix, got shape {M.shape}")
-        r, cols = _exact.rank_q(M), M.shape[1]
     elif not _checks.is_exact(M):
         raise ValueError("the exact rank of a matrix needs integer or rational entries")
     else:
-        R = _checks.rational_matrix(M, "matrix")
-        r, cols = _exact.rank_q(R), R.cols
-    return ExactRank(r, r, cols, None, lower_by="rational")
+        M = _checks.rational_matrix(M, "matrix")
+    r = _exact.rank_q(M)
+    return ExactRank(r, r, M.shape[1], None, lower_by="rational")
 
 
 def exact_rank(
@@ -601,7 +584,8 @@ def exact_rank(
     p = _exact.PRIME if prime is None else _checks.prime(prime)
     rng = np.random.default_rng(_checks.seed(seed))
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
-    _fits(target, "the exact Jacobian and symmetry tangents", 16.0)
+    P = target.n_params  # refused before allocating anything if a Jacobian cannot fit
+    _limits.fits(16.0 * P * P, f"the exact Jacobian and symmetry tangents of {target.name}")
     if not target.polynomial:
         return _ball_certify(target, params, p, rng, n_inputs)
     if params is None:

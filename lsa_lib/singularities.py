@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
-from . import _checks
+from . import _checks, _limits
 from ._checks import Array
 from .dimension import general_width_formula
 from .fibers import swap
@@ -85,7 +85,7 @@ def coefficient_differential(A: ArrayLike, V: ArrayLike) -> NDArray[np.float64]:
     A, V = _checks.pair(A, V)
     d, d_out = A.shape[0], V.shape[0]
     n_rows, n_cols = d_out * d**3, d * d + d_out * d
-    _checks.fits(3 * 8 * n_rows * n_cols, f"the {n_rows} × {n_cols} differential of (A, V) ↦ F")
+    _limits.fits(3 * 8 * n_rows * n_cols, f"the {n_rows} × {n_cols} differential of (A, V) ↦ F")
     I_d = np.eye(d)
     JA = np.einsum("kp,qm,rn->kpqrmn", V, I_d, I_d)
     JV = np.einsum("km,pn,qr->kpqrmn", np.eye(d_out), I_d, A)
@@ -122,7 +122,7 @@ def coefficient_evaluation_rank(
     d, d_out, t = _checks.size(d, "d"), _checks.size(d_out, "d_out"), _checks.size(t, "t")
     n_coef = d_out * d * d * (d + 1) // 2
     n = 2 * n_coef // (d_out * t) + 2 if n_inputs is None else _checks.size(n_inputs, "n_inputs")
-    _checks.fits(
+    _limits.fits(
         2 * 8 * n * d_out * t * n_coef, f"the {n * d_out * t} × {n_coef} evaluation matrix"
     )
     pairs = [(p, q) for p in range(d) for q in range(p, d)]
@@ -237,10 +237,11 @@ def balanced(A: ArrayLike, V: ArrayLike) -> tuple[NDArray[np.float64], NDArray[n
         The same function; ``(A, V)`` unchanged if one of them is zero.
     """
     A, V = _checks.pair(A, V)
-    na, nv = np.linalg.norm(A), np.linalg.norm(V)
-    if na == 0 or nv == 0:
+    sa, sv = float(np.abs(A).max()), float(np.abs(V).max())
+    if sa == 0 or sv == 0:
         return A, V
-    c = math.sqrt(nv / na)
+    # c = sqrt(‖V‖ / ‖A‖), computed from the scaled matrices so that no norm overflows
+    c = math.sqrt(sv) / math.sqrt(sa) * math.sqrt(np.linalg.norm(V / sv) / np.linalg.norm(A / sa))
     return c * A, V / c
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import sympy
 from sympy.polys.matrices import DomainMatrix
 
-from . import _checks
+from . import _checks, _limits
 
 __all__ = ["symbolic_matrix", "symbolic_layers", "symbolic_attention", "symbolic_difference"]
 
@@ -41,7 +41,7 @@ def symbolic_matrix(name: str, rows: int, cols: int) -> sympy.Matrix:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"name must be an identifier such as 'q', got {name!r}")
     rows, cols = _checks.size(rows, "rows"), _checks.size(cols, "cols")
-    _checks.work(
+    _limits.work(
         rows * cols,
         f"the number of symbols of a {rows} × {cols} matrix",
         _MAX_SYMBOLS,

@@ -65,9 +65,10 @@ def _powers(R: Any, t: int) -> tuple[list[Any], list[Any]]:
     R = R.detach().cpu().numpy() if _checks.is_torch(R) else np.asarray(R)
     _, Rinv = _checks.inverse(R, a, "R")
     pos, neg = [np.eye(a)], [np.eye(a)]
-    for _ in range(1, t):
-        pos.append(pos[-1] @ R)
-        neg.append(neg[-1] @ Rinv.T)
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+        for _ in range(1, t):
+            pos.append(pos[-1] @ R)
+            neg.append(neg[-1] @ Rinv.T)
     if not (np.isfinite(pos[-1]).all() and np.isfinite(neg[-1]).all()):
         raise ValueError(
             f"the powers R^k overflow float64 over t = {t} tokens (‖R‖₂ = "
@@ -544,8 +545,9 @@ def holonomy(
         mats = _checks.array(T, "T", min_ndim=3)
         mats = mats.detach().cpu().numpy() if _checks.is_torch(mats) else mats
         out = np.eye(a)
-    for p, q in zip(pos[:-1], pos[1:], strict=True):
-        out = _step(mats, q, p, kind, t, exact) @ out
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+        for p, q in zip(pos[:-1], pos[1:], strict=True):
+            out = _step(mats, q, p, kind, t, exact) @ out
     if not exact and not np.isfinite(out).all():
         raise ValueError(
             f"the holonomy overflows float64 along the {len(pos) - 1} steps of the loop (a "

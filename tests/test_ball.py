@@ -127,3 +127,38 @@ def test_broadcasting_follows_numpy_for_values_and_derivatives():
         slope = out.tangents[0]
         dmid = np.array([[float(slope[i, j].mid()) for j in range(3)] for i in range(2)])
         assert np.allclose(mids, value) and np.allclose(dmid, derivative)
+
+
+def _cancellation() -> Parametrization:
+    """``y = θ (x³ − 2^156 − 3·2^104 − 3·2^52)``: at ``x = 2^52 + 1`` the factor is exactly 1.
+
+    ``x³`` needs 157 bits, so at 128 bits its ball is wider than 1 and the derivative's ball
+    contains zero; at 256 bits it is exact. The certificate must retry at higher precision.
+    """
+
+    def forward(params, X):  # each constant is a float64 number exactly; their sum is not
+        return params[0] @ (X * X * X - 2.0**156 - 3 * 2.0**104 - 3 * 2.0**52)
+
+    return Parametrization("cancellation", ((1, 1),), (1, 1), forward, polynomial=False)
+
+
+def test_the_ball_bound_retries_at_higher_precision() -> None:
+    param = _cancellation()
+    point = [np.ones((1, 1))]
+    X = np.full((1, 1, 1), 2.0**52 + 1)
+    J = np.ones((1, 1))  # the float Jacobian only chooses the minor
+    assert _ball.PRECISIONS[0] == 128 and len(_ball.PRECISIONS) > 1
+    assert _ball.certified_rank(param.forward, param.shapes, point, X, J, 1, 1) == 1
+    old = _ball.PRECISIONS
+    try:  # with 128 bits alone the same minor proves nothing
+        _ball.PRECISIONS = (128,)
+        assert _ball.certified_rank(param.forward, param.shapes, point, X, J, 1, 1) == 0
+    finally:
+        _ball.PRECISIONS = old
+
+
+def test_a_vanishing_derivative_proves_rank_zero() -> None:
+    """``y = θ² x`` at ``θ = 0``: the only minor is the derivative ``2θx = 0``, exactly."""
+    param = Parametrization("θ²", ((1, 1),), (1, 1), lambda p, X: p[0] @ p[0] @ X, polynomial=False)
+    X, point, J = np.ones((1, 1, 1)), [np.zeros((1, 1))], np.ones((1, 1))
+    assert _ball.certified_rank(param.forward, param.shapes, point, X, J, 1, 1) == 0

@@ -17,7 +17,16 @@ import yaml
 from sphinx.pycode import ModuleAnalyzer
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLIC = sorted(p.stem for p in (ROOT / "lsa_lib").glob("*.py") if not p.stem.startswith("_"))
+# the public modules: lsa_lib/<name>.py and the packages lsa_lib/<name>/ (whose own modules
+# are private, named _<part>.py)
+PUBLIC = sorted(
+    [p.stem for p in (ROOT / "lsa_lib").glob("*.py") if not p.stem.startswith("_")]
+    + [
+        p.parent.name
+        for p in (ROOT / "lsa_lib").glob("*/__init__.py")
+        if not p.parent.name.startswith("_")
+    ]
+)
 # pages a docstring may link to: every notebook and text page of book/, as "NN_x" or "notes/x"
 CHAPTERS = {
     p.relative_to(ROOT / "book").with_suffix("").as_posix()
@@ -109,8 +118,10 @@ def test_public_names_are_few_and_unique():
     names = [n for m in PUBLIC for n in importlib.import_module(f"lsa_lib.{m}").__all__]
     assert len(names) == len(set(names)), "a public name is defined in two modules"
     # 89 names after the reorganisation; + 4 for chapter 7's follow-up (multi-head attention,
-    # metric tensor, holonomy) and + 3 for lsa_lib.invariants (chapter 5)
-    assert len(names) <= 96
+    # metric tensor, holonomy), + 3 for lsa_lib.invariants (chapter 5), + 5 for lsa_lib.rules,
+    # + 4 for the named tolerances NOT_A_SYMMETRY, SAME_RTOL, M212_TOL and output_changes
+    # (the symmetry check the chapters repeat); moving a name does not add one
+    assert len(names) <= 105
 
 
 MENTION = re.compile(r"lsa_lib(?:\.[A-Za-z_]\w*)+")

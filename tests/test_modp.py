@@ -159,3 +159,28 @@ def test_dual_elementwise_and_subtraction() -> None:
         a * 0.5
     with pytest.raises(ValueError, match="different primes"):
         a + _modp.ModDual(np.zeros((1, 2)), None, 7)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_a_multiple_of_p_is_the_residue_zero(dtype) -> None:
+    """``p`` itself is not a residue: the "already residues" shortcut stops below ``p``."""
+    p = P_PRIME
+    assert _modp.as_residues(np.array([[p]], dtype=dtype), p).tolist() == [[0.0]]
+    assert _modp.rank_mod_p(np.array([[p]], dtype=dtype), p) == 0
+    assert _modp.rank_mod_p(np.array([[p, 1], [1, p]], dtype=dtype), p) == 2  # [[0, 1], [1, 0]]
+    assert _modp.rank_mod_p(np.array([[p - 1, 0], [0, 2 * p]], dtype=dtype), p) == 1
+
+
+def test_triangular_inverse_by_blocks() -> None:
+    """Large unit lower-triangular matrices are inverted by the block formula (r > 96)."""
+    p = P_PRIME
+    rng = np.random.default_rng(7)
+    for r in (97, 200, 300):
+        N = np.tril(rng.integers(0, p, size=(r, r)), -1).astype(np.float64)
+        Xinv = _modp._tri_inv(N, p)
+        L = N + np.eye(r)
+        assert np.array_equal(_modp.mm(L, Xinv, p), np.eye(r)), r
+    # and through the rank: a product of triangular factors with known rank
+    A = rng.integers(0, p, size=(400, 150)).astype(np.float64)
+    B = rng.integers(0, p, size=(150, 300)).astype(np.float64)
+    assert _modp.rank_mod_p(_modp.mm(A, B, p), p) == 150

@@ -370,3 +370,73 @@ def test_flat_prediction_with_two_tokens(d, d_out, a):
     assert curved.lower <= flat.predicted <= curved.upper
     three = learned_transport_parametrization(d, d_out, a, 3, causal=True, flat=True)
     assert exact_rank(three).rank == three.predicted == 2 * a * d + d * d_out - 1
+
+
+def _offset_loop(X, Q, K, V, T):
+    """The definition, non-causal: ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)``, ``T[k + t − 1] = T_k``."""
+    t = X.shape[1]
+    S = np.array(
+        [[(K @ X[:, i]) @ T[j - i + t - 1] @ (Q @ X[:, j]) for j in range(t)] for i in range(t)]
+    )
+    return (V @ X) @ S
+
+
+def test_the_parametrizations_compute_the_public_layers():
+    """One forward per map: the rank engine's maps are the layers the chapter defines."""
+    rng = np.random.default_rng(16)
+    d, d_out, t = 3, 2, 4
+    X = rng.standard_normal((5, d, t))
+    # learned transport per offset, non-causal (keys and queries in their own roles)
+    par = learned_transport_parametrization(d, d_out, 2, t)
+    params = [rng.standard_normal(s) for s in par.shapes]
+    Q, K, V, *T = params
+    Y = par.forward([torch.tensor(p) for p in params], torch.tensor(X)).numpy()
+    for n in range(5):
+        expected = _offset_loop(X[n], Q, K, V, np.stack(T))
+        assert _close(Y[n], expected)
+        assert _close(Y[n], learned_transport_attention(X[n], Q, K, V, np.stack(T)))
+    swapped = _offset_loop(X[0], K, Q, V, np.stack(T))  # keys and queries exchanged
+    assert not _close(Y[0], swapped)
+    # fixed transport by a rational rotation: scale^{2(t−1)} times the public layer
+    R_int, s = rational_rotation([(3, 4, 5)], a=3)
+    par = transport_parametrization(d, d_out, R_int, s, t=t)
+    Q, K, V = (rng.standard_normal(sh) for sh in par.shapes)
+    Y = par.forward([torch.tensor(M) for M in (Q, K, V)], torch.tensor(X)).numpy()
+    for n in range(5):
+        public = transported_attention(X[n], Q, K, V, R_int / s)
+        assert _close(Y[n], s ** (2 * (t - 1)) * public)
+    transposed = transported_attention(X[0], Q, K, V, (R_int / s).T)  # the other direction
+    assert not _close(Y[0], s ** (2 * (t - 1)) * transposed)
+
+
+def test_the_exact_engine_runs_the_same_forward():
+    """Mod p, with integer weights and inputs: the dual numbers' values are the layer's."""
+    from lsa_lib import _modp
+
+    rng = np.random.default_rng(17)
+    d, d_out, a, t = 2, 2, 2, 3
+    par = learned_transport_parametrization(d, d_out, a, t)
+    params = [rng.integers(-3, 4, size=s).astype(np.float64) for s in par.shapes]
+    X = rng.integers(-3, 4, size=(d, t)).astype(np.float64)
+    p = _modp.DEFAULT_PRIME
+    duals = [_modp.ModDual(_modp.as_residues(M, p), None, p) for M in params]
+    got = par.forward(duals, _modp.ModDual(_modp.as_residues(X, p), None, p)).value
+    Q, K, V, *T = params
+    expected = np.mod(np.round(_offset_loop(X, Q, K, V, np.stack(T))), p)
+    assert np.array_equal(got, expected)
+
+
+def test_finite_input_gives_finite_output_or_a_clear_error():
+    rng = np.random.default_rng(18)
+    X = rng.standard_normal((3, 2000))
+    Q, K, V = _layer(2, 3, 2, rng)
+    with pytest.raises(ValueError, match="powers R\\^k overflow"):
+        transported_attention(X, Q, K, V, 2 * np.eye(2))
+    Y = transported_attention(X[:, :50], Q, K, V, 1.01 * np.eye(2))
+    assert np.isfinite(Y).all()
+    with pytest.raises(ValueError, match="holonomy overflows"):
+        holonomy(np.stack([2 * np.eye(2)] * 3), [0, 1] * 600 + [0])
+    exact = holonomy(np.stack([2 * np.eye(2, dtype=int)] * 3), [0, 1] * 600 + [0])
+    assert exact == sympy.eye(2) * 2**1200  # exact entries do not overflow
+    with pytest.raises(ValueError, match=r"0\.\.1 \(0-based\)"):
+        holonomy(np.stack([np.eye(2)] * 3), [0, 5, 0])

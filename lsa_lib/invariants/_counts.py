@@ -19,7 +19,7 @@ import numpy as np
 import sympy
 from sympy.polys.orderings import grevlex
 
-from .. import _checks, _exact
+from .. import _checks, _exact, _limits
 from ..rank import ExactRank
 from ._coordinates import Coordinates, pair_indices, triple_indices
 
@@ -357,7 +357,7 @@ def variety_counts(
     t = _checks.tokens(t)
     rng = np.random.default_rng(_checks.seed(seed))
     n_coord = (t - 1) * d * d * (d + 1) // 2 + d * (d + 1) * (d + 2) // 6
-    _checks.fits(
+    _limits.fits(
         100 * n_coord * (n_coord + 5),
         f"the exact coordinates of {n_coord + 5} points ({n_coord} coordinates each)",
     )
