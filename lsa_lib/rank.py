@@ -430,7 +430,8 @@ def float_rank(
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
     scale = _checks.real(weight_scale, "weight_scale", positive=True)
     P = target.n_params  # refused before allocating anything if a Jacobian cannot fit
-    _limits.fits(1.2 * np.dtype(dt).itemsize * P * P, f"the float Jacobian of {target.name}")
+    what = f"the float Jacobian of {target.name} (P = {P} parameters)"
+    _limits.fits(1.2 * np.dtype(dt).itemsize * P * P, what)
     rng = np.random.default_rng(_checks.seed(seed))
     if params is None:
         point = [scale * rng.standard_normal(s) for s in target.shapes]
@@ -585,7 +586,8 @@ def exact_rank(
     rng = np.random.default_rng(_checks.seed(seed))
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
     P = target.n_params  # refused before allocating anything if a Jacobian cannot fit
-    _limits.fits(16.0 * P * P, f"the exact Jacobian and symmetry tangents of {target.name}")
+    what = f"the exact Jacobian and symmetry tangents of {target.name} (P = {P} parameters)"
+    _limits.fits(16.0 * P * P, what)
     if not target.polynomial:
         return _ball_certify(target, params, p, rng, n_inputs)
     if params is None:
