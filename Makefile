@@ -2,16 +2,18 @@
 #   make book   - set everything up, execute every notebook, write _build/html
 #   make test   - set everything up, run lint, unit tests, nbval on every notebook, the -W site
 #                 build (rendering the outputs nbval just verified), the browser check and the
-#                 launch check (Binder, Colab and pip in fresh environments)
-# Everything else here is a step of those two.
+#                 launch check (Binder, Colab and pip in fresh environments), and print the
+#                 time of each part
+# Everything else here is a step of those two. `make test` does not need `make book` first.
 
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JB_FLAGS := -W -n --keep-going --all
 
-.PHONY: book test setup lint unit site-check browser-check launch-check pdf clean atlas
+.PHONY: book test setup lint unit durations site-check browser-check launch-check pdf clean atlas _part
 
 $(STAMP): requirements.txt pyproject.toml package.json package-lock.json tools/ipython_kernel_config.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,8 +35,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check lsa_lib tests benchmarks tools book _ext site_theme
 	$(BIN)/ruff format --check lsa_lib tests benchmarks tools book _ext site_theme
 
+# Unit tests and nbval together on two workers; each test file or notebook is one unit of
+# work, handed out longest first (tests/conftest.py, from tests/durations.json).
+UNIT := CI=true $(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser and not launch"
 unit: $(STAMP)
-	CI=true $(BIN)/python -m pytest -n 2 --dist loadfile -m "not browser and not launch"
+	$(UNIT)
+
+# Refresh the seconds of each test file and notebook that balance the workers.
+durations: $(STAMP)
+	LSA_DURATIONS=write $(UNIT) -q
 
 # The test build renders the outputs stored in the notebooks (which nbval has just checked
 # against a fresh execution) instead of executing everything a second time. The copy sits
@@ -51,15 +60,48 @@ pdf: $(STAMP) $(NOEXEC)
 	$(BIN)/jupyter-book build --all --builder pdflatex --config $(NOEXEC) .
 	@echo "PDF: _build/latex/book.pdf"
 
+# Every page in headless Chromium, the pages shared by two workers (one browser each).
 browser-check: $(STAMP)
-	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py tests/test_claims.py tests/test_moved.py
+	CI=true $(BIN)/python -m pytest -n 2 --dist load -m browser tests/test_site_browser.py tests/test_claims.py tests/test_moved.py
 
 # Fresh environments built from the readers' files alone: Binder's, a Colab-like runtime where the
-# chapters' set-up cell installs lsa_lib from a local clone, and `pip install .` (see the tests).
+# chapters' set-up cell installs lsa_lib from a local clone, and `pip install .` (see the tests),
+# built in parallel from one shared wheelhouse.
 launch-check: $(STAMP)
-	$(BIN)/python -m pytest -p no:xdist -m launch tests/test_launch.py
+	$(BIN)/python -m pytest -n 3 --dist load -m launch --basetemp=_build/launch-tmp tests/test_launch.py
 
-test: lint unit site-check browser-check launch-check
+# The test command. The launch check (mostly file copying and unpacking) runs beside the
+# others, its output in its log; every part's output goes to _build/test/<part>.log, its result
+# and time are printed as it ends and again at the end, and a failed part fails the command
+# after every part has run.
+TESTLOG := _build/test
+PARTS := lint unit site-check browser-check launch-check
+test: $(STAMP)
+	@mkdir -p $(TESTLOG) && rm -f $(TESTLOG)/*.rc
+	@echo "[make test] $$(nproc) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
+	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory _part PART=launch-check SHOW=no & \
+	for part in $(filter-out launch-check,$(PARTS)); do \
+	  $(MAKE) --no-print-directory _part PART=$$part SHOW=yes; \
+	done; \
+	wait; \
+	echo "[make test] the command took $$(( $$(date +%s) - start )) s; load average $$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	fail=0; for part in $(PARTS); do \
+	  read rc secs < $(TESTLOG)/$$part.rc; [ "$$rc" = 0 ] || fail=1; \
+	  printf '[make test] %-13s %5s s  %s\n' $$part $$secs "$$([ "$$rc" = 0 ] && echo ok || echo "FAILED: see $(TESTLOG)/$$part.log")"; \
+	done; exit $$fail
+
+# One part of `make test`: its output logged (and shown, with SHOW=yes), its status and seconds kept.
+_part:
+	@start=$$(date +%s.%N); \
+	if [ "$(SHOW)" = yes ]; then \
+	  $(MAKE) --no-print-directory $(PART) 2>&1 | tee $(TESTLOG)/$(PART).log; rc=$${PIPESTATUS[0]}; \
+	else \
+	  $(MAKE) --no-print-directory $(PART) > $(TESTLOG)/$(PART).log 2>&1; rc=$$?; \
+	fi; \
+	secs=$$(python3 -c "import time; print(round(time.time() - $$start))"); \
+	echo "$$rc $$secs" > $(TESTLOG)/$(PART).rc; \
+	echo "[make test] $(PART): $$([ $$rc = 0 ] && echo ok || echo FAILED) in $$secs s (load average $$(cut -d' ' -f1 /proc/loadavg))"
 
 # The data of the website's interactive pages (the atlas of dimensions and the rotatable
 # Figure 1), computed by lsa_lib and committed; not part of `make test`, whose unit tests

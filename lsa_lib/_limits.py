@@ -39,6 +39,15 @@ def fits(n_bytes: float, what: str, hint: str = "") -> None:
         )
 
 
+def square(n_params: int, bytes_per_entry: float, what: str) -> None:
+    """Refuse a rank computation on ``P`` parameters whose ``~P × P`` matrices cannot fit.
+
+    Checked before anything is allocated (the point itself, for widths of 10⁶, would not fit).
+    """
+    size = bytes_per_entry * n_params * n_params
+    fits(size, f"{what} (P = {n_params} parameters)")
+
+
 def work(n: float, what: str, limit: float, why: str) -> None:
     """Refuse a computation whose size ``n`` exceeds ``limit``; ``why`` says what it would cost."""
     if n > limit:

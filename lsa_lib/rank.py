@@ -429,9 +429,9 @@ def float_rank(
         return _read(np.linalg.svd(M, compute_uv=False), M.shape, dt, min_gap, strict)
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
     scale = _checks.real(weight_scale, "weight_scale", positive=True)
-    P = target.n_params  # refused before allocating anything if a Jacobian cannot fit
-    what = f"the float Jacobian of {target.name} (P = {P} parameters)"
-    _limits.fits(1.2 * np.dtype(dt).itemsize * P * P, what)
+    _limits.square(
+        target.n_params, 1.2 * np.dtype(dt).itemsize, f"the float Jacobian of {target.name}"
+    )
     rng = np.random.default_rng(_checks.seed(seed))
     if params is None:
         point = [scale * rng.standard_normal(s) for s in target.shapes]
@@ -585,9 +585,7 @@ def exact_rank(
     p = _exact.PRIME if prime is None else _checks.prime(prime)
     rng = np.random.default_rng(_checks.seed(seed))
     n_inputs = None if n_inputs is None else _checks.size(n_inputs, "n_inputs")
-    P = target.n_params  # refused before allocating anything if a Jacobian cannot fit
-    what = f"the exact Jacobian and symmetry tangents of {target.name} (P = {P} parameters)"
-    _limits.fits(16.0 * P * P, what)
+    _limits.square(target.n_params, 16.0, f"the exact Jacobian and tangents of {target.name}")
     if not target.polynomial:
         return _ball_certify(target, params, p, rng, n_inputs)
     if params is None:

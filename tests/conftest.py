@@ -1,4 +1,6 @@
-"""Test configuration: Hypothesis runs derandomized in CI and under ``make test``.
+"""Test configuration: derandomized Hypothesis, and test files balanced over the workers.
+
+Hypothesis runs derandomized in CI and under ``make test``.
 
 The ``ci`` profile (chosen when ``CI`` is set, which the Makefile's ``unit`` target does)
 draws the same examples on every run, so a failure is reproducible and a green run means the
@@ -8,7 +10,10 @@ Cases that matter are pinned with ``@example`` in the tests themselves.
 
 from __future__ import annotations
 
+import json
 import os
+from collections import defaultdict
+from pathlib import Path
 
 import matplotlib
 from hypothesis import HealthCheck, settings
@@ -24,3 +29,69 @@ settings.register_profile(
 )
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+# ------------------------------------------------------------------------------------------
+# Balancing the test files over the workers (``-n 2 --dist loadfile``)
+# ------------------------------------------------------------------------------------------
+# A notebook's cells run in order in one kernel, so a notebook is one unit of work; the units
+# are handed to the workers in collection order as they free up. Longest first (from the
+# seconds measured in tests/durations.json, refreshed by ``make durations``; a new notebook
+# counts half a second per code cell, a new test file two seconds), both workers end together.
+DURATIONS = Path(__file__).with_name("durations.json")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _estimate(path: Path, known: dict[str, float]) -> float:
+    key = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+    if key in known:
+        return known[key]
+    if path.suffix == ".ipynb":
+        try:
+            cells = json.loads(path.read_text())["cells"]
+        except (OSError, ValueError, KeyError):
+            return 2.0
+        return 0.5 * sum(c.get("cell_type") == "code" for c in cells)
+    return 2.0
+
+
+def pytest_collection_modifyitems(config, items):
+    known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    weight: dict[Path, float] = {}
+    for item in items:
+        path = Path(str(item.path))
+        if path not in weight:
+            weight[path] = _estimate(path, known)
+    position = {id(item): k for k, item in enumerate(items)}
+    items.sort(key=lambda it: (-weight[Path(str(it.path))], str(it.path), position[id(it)]))
+
+
+_SECONDS: dict[str, float] = defaultdict(float)
+
+
+def pytest_runtest_logreport(report):
+    path = report.nodeid.split("::")[0]
+    _SECONDS[path] += report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The launch check's measured times; ``LSA_DURATIONS=write`` refreshes durations.json."""
+    lines = [
+        value
+        for report in terminalreporter.stats.get("passed", [])
+        for name, value in getattr(report, "user_properties", [])
+        if name == "launch"
+    ]
+    if lines:
+        terminalreporter.section("launch check: measured times")
+        for line in lines:
+            terminalreporter.write_line(f"[launch] {line}")
+    if (
+        os.environ.get("LSA_DURATIONS") == "write"
+        and _SECONDS
+        and not hasattr(config, "workerinput")
+    ):
+        known = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+        known.update({k: round(v, 1) for k, v in _SECONDS.items()})
+        DURATIONS.write_text(json.dumps(dict(sorted(known.items())), indent=1) + "\n")
+        terminalreporter.write_line(f"wrote the seconds of {len(_SECONDS)} files to {DURATIONS}")

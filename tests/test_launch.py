@@ -15,9 +15,13 @@ environments from the files alone and run chapters in them:
   cell's failure message, and an older lsa_lib imported before the cell;
 * ``pip install .``: the library imports and computes; the ``explorer`` extra brings the widgets.
 
-Installs skip byte-compilation (``PIP_NO_COMPILE``) to save time. The extra package index of
-``binder/requirements.txt`` (PyTorch's CPU wheels) is dropped in the Binder check: this machine
-reaches only PyPI, whose torch pin resolves to the same version.
+The environments are built in parallel (``make launch-check`` runs these tests on three
+workers) from one shared wheel cache: every wheel they install, torch included, is gathered
+once into a wheelhouse (the first worker builds it under a file lock), and every install then
+reads only the wheelhouse (``PIP_NO_INDEX``, ``PIP_FIND_LINKS``): no package is fetched twice
+and no install waits for an index. Installs skip byte-compilation (``PIP_NO_COMPILE``). The
+extra package index of ``binder/requirements.txt`` (PyTorch's CPU wheels) is dropped in the
+Binder check: this machine reaches only PyPI, whose torch pin resolves to the same version.
 """
 
 from __future__ import annotations
@@ -102,14 +106,14 @@ def _imports(tree: ast.AST) -> set[str]:
 def _library_imports(top_level_only: bool = False) -> dict[str, set[str]]:
     """Distribution -> lsa_lib files importing it (anywhere, or at module level only)."""
     found: dict[str, set[str]] = {}
-    for path in sorted((ROOT / "lsa_lib").glob("*.py")):
+    for path in sorted((ROOT / "lsa_lib").rglob("*.py")):
         tree = ast.parse(path.read_text())
         if top_level_only:  # module body, including try/if blocks, but not inside functions
             body = [n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.ClassDef)]
             tree = ast.Module(body=body, type_ignores=[])
         for module in _imports(tree):
             if (dist := _distribution(module)) is not None:
-                found.setdefault(dist, set()).add(path.name)
+                found.setdefault(dist, set()).add(str(path.relative_to(ROOT / "lsa_lib")))
     return found
 
 
@@ -291,9 +295,9 @@ def test_binder_files():
 # --- fresh environments (make launch-check) ---------------------------------------------------
 
 
-def _say(capsys, message: str) -> None:
-    with capsys.disabled():  # shown in the test command's output: the measured install times
-        print(f"\n[launch] {message}", end="")
+def _say(record_property, message: str) -> None:
+    """A measured time, shown in the test command's summary (tests/conftest.py prints it)."""
+    record_property("launch", message)
 
 
 def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -302,11 +306,17 @@ def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
+# The shared wheel cache of this process's environments (set by the ``wheelhouse`` fixture).
+WHEELHOUSE: Path | None = None
+
+
 def _env(venv: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
     env.update(PIP_NO_COMPILE="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONNOUSERSITE="1")
     if venv is not None:
         env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}")
+        if WHEELHOUSE is not None:  # every install reads the wheelhouse alone
+            env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(WHEELHOUSE))
     return env
 
 
@@ -368,8 +378,49 @@ def _scratch(tmp_path: Path) -> Path:
     return tmp_path
 
 
+# What the fresh environments install besides the readers' list: Binder's kernel, the
+# Colab-like runtime's packages, pip for its upgrade, and the build backend of ``pip install .``.
+EXTRA_WHEELS = ["pip", "setuptools>=77", "wheel", "ipykernel", "numpy", "scipy", "sympy",
+                "matplotlib", "torch", "ipywidgets"]  # fmt: skip
+
+
+def _readers_requirements(folder: Path) -> Path:
+    """binder/requirements.txt without its extra index (this machine reaches only PyPI)."""
+    lines = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    dropped = [line for line in lines if line.startswith("--extra-index-url")]
+    assert len(dropped) == 1, "the CPU-torch index line is expected in binder/requirements.txt"
+    path = folder / "requirements-readers.txt"
+    path.write_text("\n".join(line for line in lines if line not in dropped) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory):
+    """Every wheel of the fresh environments, gathered once for all of them.
+
+    The folder is shared by the test workers (the parent of their temporary folders); the
+    first worker fills it under a file lock, the others wait for it and reuse it.
+    """
+    from filelock import FileLock
+
+    global WHEELHOUSE
+    shared = tmp_path_factory.getbasetemp().parent
+    house = shared / "wheelhouse"
+    with FileLock(str(shared / "wheelhouse.lock")):
+        if not (house / ".complete").exists():
+            readers = _readers_requirements(shared)
+            _run(
+                [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(house),
+                 "-r", str(readers), *EXTRA_WHEELS, *_constraints()],
+                env=_env(),
+            )  # fmt: skip
+            (house / ".complete").touch()
+    WHEELHOUSE = house
+    return house
+
+
 @pytest.fixture
-def venv(tmp_path):
+def venv(tmp_path, wheelhouse):
     made = []
 
     def make(name: str, upgrade_pip: bool = False) -> Venv:
@@ -426,17 +477,13 @@ def _text(cell) -> str:
 
 
 @pytest.mark.launch
-def test_binder_environment_runs_a_chapter(venv, clone, capsys):
+def test_binder_environment_runs_a_chapter(venv, clone, record_property):
     """repo2docker: binder/requirements.txt, then binder/postBuild from the repository root."""
     env = venv("binder")
     runtime = (clone / "binder" / "runtime.txt").read_text().strip()
     version = env.python_json("import sys, json; print(json.dumps(list(sys.version_info[:2])))")
     assert runtime == "python-{}.{}".format(*version), f"binder/runtime.txt says {runtime}"
-    readers = env.path / "requirements-readers.txt"
-    lines = (clone / "binder" / "requirements.txt").read_text().splitlines()
-    dropped = [line for line in lines if line.startswith("--extra-index-url")]
-    assert len(dropped) == 1, "the CPU-torch index line is expected in binder/requirements.txt"
-    readers.write_text("\n".join(line for line in lines if line not in dropped) + "\n")
+    readers = _readers_requirements(env.path)
     seconds = env.pip("install", "--quiet", "-r", str(readers))
     packages = env.packages()
     kernel = env.pip("install", "--quiet", "ipykernel", *_constraints())  # Binder's image has it
@@ -447,14 +494,14 @@ def test_binder_environment_runs_a_chapter(venv, clone, capsys):
     setup = next(c for c in nb.cells if c.cell_type == "code")
     assert setup.outputs == [], "in Binder the set-up cell must find lsa_lib and do nothing"
     _say(
-        capsys,
+        record_property,
         f"Binder: readers' requirements {seconds:.0f} s ({len(packages)} packages), "
         f"ipykernel {kernel:.0f} s, chapter 2 {run:.0f} s",
     )
 
 
 @pytest.mark.launch
-def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_path, capsys):
+def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_path, record_property):
     """Colab: scientific packages and a kernel, but no lsa_lib (and no python-flint)."""
     env = venv("colab", upgrade_pip=True)
     colab = ["numpy", "scipy", "sympy", "matplotlib", "torch", "ipywidgets", "ipykernel"]
@@ -507,7 +554,7 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
     env.execute(nb, cwd=workdir)
     assert _text(nb.cells[1]).startswith(f"Installed lsa_lib {SETTING.version} from")
     _say(
-        capsys,
+        record_property,
         f"Colab-like runtime {seconds:.0f} s ({len(colab)} packages asked); set-up cell "
         f"{install:.0f} s, then chapter 1: {run:.0f} s in all",
     )
@@ -565,23 +612,24 @@ def _widget_functions() -> list[tuple[str, str]]:
 
 
 @pytest.mark.launch
-def test_pip_install_gives_a_working_library(venv, clone, capsys):
+def test_pip_install_gives_a_working_library(venv, clone, record_property):
     """``pip install .``: imports and computes; ``.[explorer]`` adds what the widgets need."""
     env = venv("pip")  # with the pip a Python 3.11 venv comes with
     seconds = env.pip("install", "--quiet", ".", *_constraints(), cwd=clone)
     modules = sorted(
         {
             m
-            for path in (ROOT / "lsa_lib").glob("*.py")
+            for path in (ROOT / "lsa_lib").rglob("*.py")
             for m in _imports(ast.parse(path.read_text()))
         }
         - set(sys.stdlib_module_names)
         - {"lsa_lib"}
     )
     result = env.python_json(LIBRARY_CHECK.replace("{LAZY}", repr(modules)))
-    expected_modules = {f"lsa_lib.{p.stem}" for p in (ROOT / "lsa_lib").glob("*.py")} - {
-        "lsa_lib.__init__"
+    expected_modules = {f"lsa_lib.{p.stem}" for p in (ROOT / "lsa_lib").glob("*.py")} | {
+        f"lsa_lib.{p.parent.name}" for p in (ROOT / "lsa_lib").glob("*/__init__.py")
     }
+    expected_modules -= {"lsa_lib.__init__"}
     assert set(result["modules"]) == expected_modules
     assert result["lightning"], "attention_layer differs from V X (X^T K^T Q X)"
     assert result["version"] == SETTING.version
@@ -603,7 +651,7 @@ def test_pip_install_gives_a_working_library(venv, clone, capsys):
     extra = env.pip("install", "--quiet", ".[explorer]", *_constraints(), cwd=clone)
     assert env.python_json(check) == [True] * len(widgets)
     _say(
-        capsys,
+        record_property,
         f"pip install . {seconds:.0f} s ({len(env.packages())} packages with the extra), "
         f"the explorer extra {extra:.0f} s",
     )
