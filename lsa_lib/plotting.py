@@ -239,7 +239,7 @@ def plot_singular_values(
     return line
 
 
-def plot_fiber_sketch(*, figsize: tuple[float, float] = (6.4, 7.6)) -> Figure:
+def plot_fiber_sketch(*, figsize: tuple[float, float] = (4.8, 6.4)) -> Figure:
     """A schematic of the map from weights to functions: fibers, sheets and a crossing.
 
     Top panel, the weights: the fiber of a generic function ``φ₀`` is one curve (the scaling
@@ -267,7 +267,7 @@ def plot_fiber_sketch(*, figsize: tuple[float, float] = (6.4, 7.6)) -> Figure:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=figsize, facecolor="white")
     for ax, title in ((top, "weights θ = (A, V)"), (bottom, "functions: the neuromanifold")):
         ax.set(xlim=(0, 10), ylim=(0, 6), xticks=[], yticks=[], facecolor="white")
-        ax.set_title(title, color=_TEXT, fontsize=13)
+        ax.set_title(title, color=_TEXT, fontsize=15)
         ax.grid(False)
         ax.set_aspect("equal")
     # the weights: one fiber line over φ₀, two over φ
@@ -287,12 +287,12 @@ def plot_fiber_sketch(*, figsize: tuple[float, float] = (6.4, 7.6)) -> Figure:
     top.plot(*w0, "o", color=grey, ms=8)
     top.plot(*w1, "o", color=blue, ms=8)
     top.plot(*w2, "o", color=red, ms=8)
-    top.text(w0[0], w0[1] + 0.45, "W₀", ha="center", fontsize=13, color=_TEXT)
-    top.text(w1[0] + 0.65, w1[1] + 0.35, "W", fontsize=13, color=blue)
-    top.text(w2[0] + 0.65, w2[1] + 0.35, "W′", fontsize=13, color=red)
-    top.text(2.0, 5.35, "fiber of φ₀: one line", ha="center", fontsize=12, color=_TEXT)
-    top.text(6.8, 5.35, "fiber of φ: two lines", ha="center", fontsize=12, color=_TEXT)
-    top.text(0.3, 0.3, r"↓  $\theta \mapsto \varphi_\theta$", fontsize=13, color=grey)
+    top.text(w0[0], w0[1] + 0.45, "W₀", ha="center", fontsize=15, color=_TEXT)
+    top.text(w1[0] + 0.65, w1[1] + 0.35, "W", fontsize=15, color=blue)
+    top.text(w2[0] + 0.65, w2[1] + 0.35, "W′", fontsize=15, color=red)
+    top.text(2.0, 5.0, "fiber of φ₀:\none line", ha="center", fontsize=14, color=_TEXT)
+    top.text(6.8, 5.0, "fiber of φ:\ntwo lines", ha="center", fontsize=14, color=_TEXT)
+    top.text(0.3, 0.3, r"↓  $\theta \mapsto \varphi_\theta$", fontsize=15, color=grey)
     # the functions: two sheets through φ, φ₀ on one of them
     x = np.linspace(0.8, 9.2, 120)
     sheet1 = np.column_stack([x, 3.0 + 0.42 * (x - 5.6) + 0.03 * (x - 5.6) ** 2])
@@ -305,13 +305,13 @@ def plot_fiber_sketch(*, figsize: tuple[float, float] = (6.4, 7.6)) -> Figure:
     phi, phi0 = (5.6, 3.0), sheet1[14]
     bottom.plot(*phi, "o", color=_SINGULAR_COLOR, ms=13, mec=_TEXT, mew=1.2, zorder=5)
     bottom.plot(*phi0, "o", color=grey, ms=8, zorder=5)
-    bottom.text(7.9, 0.3, "φ (gold): two sheets cross,\na singular point", ha="center", fontsize=12)
-    bottom.text(phi0[0] + 0.3, phi0[1] - 0.75, "φ₀: a smooth point", fontsize=12, color=_TEXT)
+    bottom.text(7.4, 0.3, "φ: two sheets cross\n(a singular point)", ha="center", fontsize=14)
+    bottom.text(0.3, 0.4, "φ₀: a smooth point", fontsize=14, color=_TEXT)
     bottom.text(
-        9.3, sheet1[-1, 1] - 0.1, "sheet of W", ha="right", va="top", fontsize=12, color=blue
+        9.3, sheet1[-1, 1] - 0.1, "sheet of W", ha="right", va="top", fontsize=14, color=blue
     )
     bottom.text(
-        9.3, sheet2[-1, 1] + 0.1, "sheet of W′", ha="right", va="bottom", fontsize=12, color=red
+        9.3, sheet2[-1, 1] + 0.1, "sheet of W′", ha="right", va="bottom", fontsize=14, color=red
     )
     for start, end in ((w0, phi0), (w1, phi), (w2, phi)):
         fig.add_artist(
