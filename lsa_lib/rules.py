@@ -30,7 +30,12 @@ from typing import Any
 import numpy as np
 
 from . import _checks
-from .dimension import exact_dimension, failed_hypotheses, general_width_formula
+from .dimension import (
+    exact_dimension,
+    failed_hypotheses,
+    general_width_formula,
+    seen_dimension,
+)
 from .lightning import parameter_count
 from .rank import ExactRank
 
@@ -196,6 +201,62 @@ def _one_layer(widths: Any, attn: Any, t: int) -> bool:
     return len(attn) == 1 and t >= 2
 
 
+def _collapse_loses(attn: Any) -> bool:
+    """Some ``a_i = 1`` followed by a later ``a_j ≥ 2`` (token-rank collapse that costs)."""
+    first = next((i for i, a in enumerate(attn[:-1]) if a == 1), None)
+    return first is not None and any(a >= 2 for a in attn[first + 1 :])
+
+
+def _equal_width_formula(widths: Any, attn: Any, t: int) -> int:
+    # δ² + Σ_i a_i (2δ − a_i) − l, written out (not through general_width_formula)
+    if len(set(widths)) != 1:
+        raise ValueError(f"the equal-width formula needs equal widths, got {tuple(widths)}")
+    delta = widths[0]
+    return delta**2 + sum(a * (2 * delta - a) for a in attn) - len(attn)
+
+
+def _equal_common_domain(widths: Any, attn: Any, t: int) -> bool:
+    return t >= 2 and len(set(widths)) == 1 and len(set(attn)) == 1 and attn[0] <= widths[0]
+
+
+def _equal_per_layer_domain(widths: Any, attn: Any, t: int) -> bool:
+    equal = len(set(widths)) == 1
+    return t >= 2 and equal and max(attn) <= widths[0] and not _collapse_loses(attn)
+
+
+def _bottleneck_formula(widths: Any, attn: Any, t: int) -> int:
+    # P − Σ a_i² − (l − 1) δ² − l with δ the constant hidden width
+    l = len(attn)
+    if l < 2 or len(set(widths[1:l])) != 1:
+        raise ValueError(f"the bottleneck formula needs l ≥ 2 equal hidden widths, got {widths}")
+    delta = widths[1]
+    return parameter_count(widths, attn) - sum(a * a for a in attn) - (l - 1) * delta**2 - l
+
+
+def _bottleneck_common_domain(widths: Any, attn: Any, t: int) -> bool:
+    l = len(attn)
+    if t < 2 or l < 2 or len(set(widths[1:l])) != 1 or len(set(attn)) != 1:
+        return False
+    delta = widths[1]
+    return delta <= min(widths[0], widths[l]) and attn[0] <= delta
+
+
+def _seen_correction_formula(widths: Any, attn: Any, t: int) -> int:
+    # the general-width formula minus Σ (d_i − s_i)(d_{i−1} − d_i) over the narrowing hidden
+    # layers that the later layers cannot read fully
+    loss = 0
+    for i in range(1, len(attn)):
+        if widths[i] < widths[i - 1]:
+            loss += (widths[i] - seen_dimension(widths, attn, i)) * (widths[i - 1] - widths[i])
+    return general_width_formula(widths, attn) - loss
+
+
+def _seen_correction_domain(widths: Any, attn: Any, t: int) -> bool:
+    l = len(attn)
+    shrinking = all(widths[i] >= widths[i + 1] for i in range(l - 1))
+    return t >= 2 and l >= 2 and shrinking and not _collapse_loses(attn)
+
+
 RULES: list[Rule] = [
     Rule(
         name="one layer",
@@ -217,6 +278,59 @@ RULES: list[Rule] = [
         ),
         in_domain=_lightning_domain,
         formula=_lightning_formula,
+    ),
+    Rule(
+        name="equal widths, common a",
+        label="thm-dim-deep",
+        model="lightning",
+        statement=(
+            "with all widths δ and one attention dimension a in every layer, the dimension is "
+            "δ² + l·a(2δ − a) − l (the paper's equal-width configuration)"
+        ),
+        domain_text="d_0 = … = d_l = δ, a_1 = … = a_l = a ≤ δ, t ≥ 2",
+        in_domain=_equal_common_domain,
+        formula=_equal_width_formula,
+    ),
+    Rule(
+        name="bottleneck, common a",
+        label="thm-dim-deep",
+        model="lightning",
+        statement=(
+            "with a constant hidden width δ, input and output widths at least δ and one "
+            "attention dimension a ≤ δ, the dimension is P − l·a² − (l − 1)δ² − l"
+        ),
+        domain_text="l ≥ 2, d_1 = … = d_{l-1} = δ ≤ d_0, d_l; a_1 = … = a_l = a ≤ δ; t ≥ 2",
+        in_domain=_bottleneck_common_domain,
+        formula=_bottleneck_formula,
+    ),
+    Rule(
+        name="equal widths, per layer",
+        label="conj-dim-deep-per-layer",
+        model="lightning",
+        statement=(
+            "with all widths δ, the dimension is δ² + Σ_i a_i (2δ − a_i) − l unless some "
+            "a_i = 1 is followed by a later a_j ≥ 2"
+        ),
+        domain_text=(
+            "d_0 = … = d_l = δ, every a_i ≤ δ, no a_i = 1 followed by a later a_j ≥ 2, t ≥ 2"
+        ),
+        in_domain=_equal_per_layer_domain,
+        formula=_equal_width_formula,
+    ),
+    Rule(
+        name="seen-dimension correction",
+        label="conj-seen-dimension",
+        model="lightning",
+        statement=(
+            "with non-increasing input and hidden widths, the dimension is the general-width "
+            "formula minus Σ (d_i − s_i)(d_{i−1} − d_i) over the narrowing hidden layers"
+        ),
+        domain_text=(
+            "l ≥ 2, t ≥ 2; d_0 ≥ … ≥ d_{l-1}; no a_i = 1 followed by a later a_j ≥ 2 "
+            "(hidden layers may be read only partly)"
+        ),
+        in_domain=_seen_correction_domain,
+        formula=_seen_correction_formula,
     ),
     Rule(
         name="softmax one layer",
