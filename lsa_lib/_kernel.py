@@ -96,10 +96,11 @@ def layer(
     """
     KX = (X if K is None else K @ X) if KX is None else KX
     QX = Q @ X if QX is None else QX
-    VX = V @ X if VX is None else VX
+    # V X is formed inside the product, not kept: its buffer is freed before the result's is
+    # allocated (a large saving of allocator time for long sequences)
     if nz is None:
-        return (VX @ KX.mT) @ QX
-    return VX @ normalize(KX.mT @ QX, nz)
+        return ((V @ X if VX is None else VX) @ KX.mT) @ QX
+    return (V @ X if VX is None else VX) @ normalize(KX.mT @ QX, nz)
 
 
 def deep(X: Any, layers: Sequence[tuple[Any, Any, Any]], nz: Normalizer | None = None) -> Any:

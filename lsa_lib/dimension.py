@@ -455,18 +455,18 @@ def dimension_table(
     normalizer : str, optional
         None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (float only).
     methods : sequence of {"exact", "float"}
-        ``"exact"``: :func:`exact_dimension` with the extra fiber directions;
-        ``"float"``: :func:`float_dimension`, an untrusted reading kept
+        ``"exact"``: :func:`lsa_lib.dimension.exact_dimension` with the extra fiber directions;
+        ``"float"``: :func:`lsa_lib.dimension.float_dimension`, an untrusted reading kept
         (shown with a ``?``), not raised.
     n_inputs : int, optional
         Random inputs of both methods; default ``⌈3P / (d_l t)⌉ + 2``.
     seed, weight_scale, dtype, min_gap
-        As in :func:`float_dimension`.
+        As in :func:`lsa_lib.dimension.float_dimension`.
 
     Returns
     -------
     Table
-        Columns ``widths``, ``attn``, ``P``, ``expected`` (:func:`expected_dimension`, None
+        Columns ``widths``, ``attn``, ``P``, ``expected`` (:func:`lsa_lib.dimension.expected_dimension`, None
         where a hypothesis fails), then ``exact`` (an :class:`~lsa_lib.rank.ExactRank`, shown
         as ``36`` or ``34..40``) and ``P / dim``, and ``float`` (a
         :class:`~lsa_lib.rank.FloatRank`) and ``gap ≥`` (its order of magnitude).

@@ -26,9 +26,11 @@ import numpy as np
 from . import _checks
 from .tolerances import ROUNDOFF
 
-__all__ = ["Table", "fmt", "timed", "explorer"]
+__all__ = ["Table", "fmt", "timed", "explorer", "dimension_table"]
 
 # Moved to the modules of their mathematics; still importable from here by their old names.
+# ``dimension_table`` is also still documented here (listed in ``__all__``) while pages of the
+# book link it by its old name; it is the same function as lsa_lib.dimension.dimension_table.
 _MOVED = {"rel_diff": "tolerances", "dimension_table": "dimension"}
 
 

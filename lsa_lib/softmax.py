@@ -6,7 +6,7 @@ and loses the scaling, unless its normalizer is homogeneous. The paper conjectur
 softmax networks are generically identifiable in their virtual weights, so that their
 dimension is the lightning formula plus the number of layers (Conjecture 3.10 and Eq. 16 of
 [HMK25]); the rank engine tests this (:func:`lsa_lib.dimension.float_dimension` with
-``normalizer="exp"``, :func:`lsa_lib.report.dimension_table`).
+``normalizer="exp"``, :func:`lsa_lib.dimension.dimension_table`).
 """
 
 from __future__ import annotations
