@@ -75,8 +75,8 @@ def generator(rng: Any, name: str = "rng") -> np.random.Generator:
     """A numpy ``Generator``: given, or seeded by a non-negative integer (None: fresh entropy)."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None:
-        return np.random.default_rng()
+    if rng is None or isinstance(rng, (np.random.SeedSequence, np.random.BitGenerator)):
+        return np.random.default_rng(rng)
     if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral) or rng < 0:
         raise ValueError(
             f"{name} must be a numpy.random.Generator or a non-negative integer seed, got {rng!r}"

@@ -11,8 +11,10 @@ Three kinds of weight changes leave a deep lightning network ``φ = φ_l ∘ …
 The function depends on the weights only through the **virtual weights** ``L = V_l ⋯ V_1`` and
 ``M_i = L_{i-1}ᵀ A_i L_{i-1}``. The actions accept float layers (numpy or torch) or sympy
 layers (exact checks); their tangent vectors give the network's :class:`~lsa_lib.rank.Parametrization`
-(:func:`network_parametrization`) its certified upper bound. The virtual weights are explained
-in :doc:`/book/03_symmetries/virtual_weights`.
+(:func:`network_parametrization`) its certified upper bound (the moves themselves are written
+once, in the private kit ``lsa_lib._generators``, which every model composes). Whether a change
+of weights is a symmetry of any model is read off :func:`output_changes`. The virtual weights
+are explained in :doc:`/book/03_symmetries/virtual_weights`.
 """
 
 from __future__ import annotations
