@@ -26,7 +26,7 @@ import numpy as np
 from . import _checks
 from .tolerances import ROUNDOFF
 
-__all__ = ["Table", "fmt", "timed", "explorer", "dimension_table"]
+__all__ = ["Table", "fmt", "timed", "explorer", "dimension_table"]  # noqa: F822 (__getattr__)
 
 # Moved to the modules of their mathematics; still importable from here by their old names.
 # ``dimension_table`` is also still documented here (listed in ``__all__``) while pages of the
