@@ -40,6 +40,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'lsa_lib.report' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:  # the moved names too (the API page lists the module's members)
+    return sorted(set(globals()) | set(_MOVED))
+
+
 def fmt(value: Any, spec: str = "") -> str:
     """A value as text that does not change with the last bits of float arithmetic.
 
