@@ -47,6 +47,8 @@ def _number(x: Any) -> Any:
 
 
 def _rows(M: Any) -> list[list[Any]]:
+    if isinstance(M, np.ndarray) and M.dtype.kind in "iu":
+        return M.tolist()  # Python ints already
     rows = M.tolist() if isinstance(M, (sympy.MatrixBase, np.ndarray)) else M
     return [[_number(x) for x in row] for row in rows]
 
@@ -152,11 +154,10 @@ def nullspace(M: Any) -> list[list[int]]:
     A = _rows(M)
     if _kind(A) != "int":
         raise TypeError("the integer kernel basis needs an integer matrix")
-    F = flint.fmpz_mat(A)
-    N, k = F.nullspace()
+    N, k = flint.fmpz_mat(A).nullspace()
     basis = []
-    for j in range(int(k)):
-        v = [int(N[i, j]) for i in range(N.nrows())]
+    for column in N.transpose().tolist()[: int(k)]:  # the first k columns span the kernel
+        v = [int(x) for x in column]
         g = math.gcd(*v)
         basis.append([x // g for x in v] if g else v)
     return basis

@@ -31,7 +31,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike, NDArray
 
-from . import _backend, _checks, _exact, _generators, _kernel
+from . import _backend, _checks, _exact, _generators, _kernel, _limits
 from ._checks import Array
 from .rank import Parametrization
 
@@ -261,15 +261,10 @@ def commutant_basis(R: ArrayLike) -> list[NDArray[np.int64]]:
     a = Ri.shape[0]
     if Ri.shape != (a, a):
         raise ValueError(f"R must be a square matrix, got shape {Ri.shape}")
-    rows = []  # (E R − R E)_ij as a linear form in the entries of E (row-major)
-    for i in range(a):
-        for j in range(a):
-            row = [0] * (a * a)
-            for k in range(a):
-                row[i * a + k] += int(Ri[k, j])
-                row[k * a + j] -= int(Ri[i, k])
-            rows.append(row)
-    return [np.array(v, dtype=np.int64).reshape(a, a) for v in _exact.nullspace(rows)]
+    _limits.fits(40 * a**4, f"the {a * a} × {a * a} linear system of the commutant")
+    # E ↦ E R − R E on the entries of E (row-major): I ⊗ Rᵀ − R ⊗ I
+    system = np.kron(np.eye(a, dtype=np.int64), Ri.T) - np.kron(Ri, np.eye(a, dtype=np.int64))
+    return [np.array(v, dtype=np.int64).reshape(a, a) for v in _exact.nullspace(system)]
 
 
 def transport_parametrization(

@@ -135,9 +135,10 @@ def test_the_guards_never_refuse_what_runs_today() -> None:
     assert symbolic.symbolic_matrix("q", 2, 3).shape == (2, 3)
 
 
-def test_commutant_of_a_large_identity_is_fast_and_complete() -> None:
-    basis = transport.commutant_basis(np.eye(60, dtype=int))
-    assert len(basis) == 3600
+def test_commutant_of_a_large_identity_is_complete() -> None:
+    """An exact kernel of a 1600 × 1600 system in seconds (it took minutes in sympy)."""
+    basis = transport.commutant_basis(np.eye(40, dtype=int))
+    assert len(basis) == 1600 and all(B.dtype == np.int64 for B in basis)
 
 
 def test_messages_name_the_problem() -> None:
