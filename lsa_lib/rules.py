@@ -18,11 +18,15 @@ these (``t = 3``). A rule about another model names its own arguments and suppli
 certificate of one case, an :class:`~lsa_lib.rank.ExactRank`).
 
 Explained in :doc:`/book/checked` (the rules and their checks) and in the chapters that state
-them (each rule carries the label of its box).
+them (each rule carries the label of its box): the invariant counts of one output coordinate in
+:doc:`/book/notes/invariants`, the singular locus of one layer in
+:doc:`/book/05_singularities/locus`.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +35,17 @@ import numpy as np
 
 from . import _checks
 from .dimension import exact_dimension, failed_hypotheses, general_width_formula
+from .invariants import scaled_coordinates, variety_counts
 from .lightning import parameter_count
-from .rank import ExactRank
+from .rank import ExactRank, exact_rank
 
-__all__ = ["Rule", "RULES", "rule", "architecture_cases", "check_rule"]
+__all__ = [
+    "Rule",
+    "RULES",
+    "rule",
+    "architecture_cases",
+    "check_rule",
+]
 
 Case = Mapping[str, Any]
 
@@ -196,6 +207,212 @@ def _one_layer(widths: Any, attn: Any, t: int) -> bool:
     return len(attn) == 1 and t >= 2
 
 
+# --------------------------------------------------------------------------------------------
+# The variety of one output coordinate (cases d, a, t; research note on invariants)
+# --------------------------------------------------------------------------------------------
+
+
+def _one_coordinate_cases(rng: np.random.Generator, n: int = 8) -> list[dict[str, Any]]:
+    """A random sample of ``(d, a, t)``: ``d ≤ 4``, ``1 ≤ a ≤ d + 1``, one token in every other case.
+
+    Every other case has ``t = 1`` and the others ``t ∈ {2, 3}`` (``t = 4`` for ``d ≤ 3``), so
+    that each rule of the variety of one output coordinate gets cases on both sides of the
+    boundary ``t = 1`` of its domain.
+    """
+    _checks.size(n, "n")
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        d = int(rng.integers(1, 5))
+        a = int(rng.integers(1, d + 2))
+        t = 1 if i % 2 == 0 else int(rng.integers(2, 4 if d == 4 else 5))
+        out.append({"d": d, "a": a, "t": t})
+    return out
+
+
+def _coordinate_span_bound(d: int, t: int) -> int:
+    """The rank of the linear map from the entries ``F[p, q, r]`` (``p ≤ q``) to the coordinates.
+
+    The coordinates of every point of the variety are its image, so this bounds the dimension of
+    their linear span from above.
+    """
+    columns = []
+    for p, q, r in itertools.product(range(d), repeat=3):
+        if p <= q:
+            E = np.zeros((d, d, d), dtype=object)
+            E[p, q, r] = E[q, p, r] = 1
+            y = scaled_coordinates(E, t)
+            columns.append([y[k] for k in sorted(y)])
+    return exact_rank(np.array(columns, dtype=object).T).rank
+
+
+def _linear_relations_certificate(d: int, a: int, t: int) -> ExactRank:
+    """``n − span`` with the span bounded by the exact rank of points (below) and of the map (above)."""
+    counts = variety_counts(d, a, t)
+    n = counts["coordinates"]
+    return ExactRank(n - _coordinate_span_bound(d, t), n - counts["span"], n, None, "rational")
+
+
+def _one_coordinate_dimension_certificate(d: int, a: int, t: int) -> ExactRank:
+    return variety_counts(d, a, t)["dimension"]
+
+
+def _linear_relations(d: int, a: int, t: int) -> int:
+    return (t - 2) * d * d * (d + 1) // 2 + math.comb(d + 2, 3)
+
+
+def _one_coordinate_dimension(d: int, a: int, t: int) -> int:
+    return general_width_formula((d, 1), (a,))
+
+
+def _one_token_dimension(d: int, a: int, t: int) -> int:
+    g = min(2 * a, d)
+    return d + g * d - g * (g - 1) // 2 - 1
+
+
+def _several_tokens(d: int, a: int, t: int) -> bool:
+    return t >= 2
+
+
+def _one_token(d: int, a: int, t: int) -> bool:
+    return t == 1
+
+
+# --------------------------------------------------------------------------------------------
+# The singular locus of one layer (cases d, d_out, a and the ranks of A and V)
+# --------------------------------------------------------------------------------------------
+
+
+def _singular_locus_cases(rng: np.random.Generator, n: int = 10) -> list[dict[str, Any]]:
+    """A random sample of one-layer sizes ``d, d_out ≤ 3``, ``a ≤ d`` and ranks of ``A`` and ``V``.
+
+    Two of the ``n`` cases lie just outside the rule's domain (``d = 1``, or ``d_out = a = 1``);
+    every case carries the ``seed`` of its integer point.
+    """
+    n = _checks.size(n, "n", minimum=3)
+    out: list[dict[str, Any]] = []
+    for i in range(n):
+        if i == 0:
+            d, d_out, a = 1, int(rng.integers(1, 4)), 1
+        elif i == 1:
+            d, d_out, a = int(rng.integers(2, 4)), 1, 1
+        else:
+            d = int(rng.integers(2, 4))
+            d_out, a = int(rng.integers(1, 4)), int(rng.integers(1, d + 1))
+        rank_A = int(rng.integers(0, min(a, d) + 1))
+        rank_V = int(rng.integers(0, min(d_out, d) + 1))
+        out.append(
+            {
+                "d": d,
+                "d_out": d_out,
+                "a": a,
+                "rank_A": rank_A,
+                "rank_V": rank_V,
+                "seed": int(rng.integers(2**31)),
+            }
+        )
+    return out
+
+
+def _twice_F(A: np.ndarray, V: np.ndarray) -> list[int]:
+    """``2 F(A, V)`` flattened (integers for integer ``A``, ``V``)."""
+    T = np.einsum("kp,qr->kpqr", V, A)
+    return (T + T.transpose(0, 2, 1, 3)).ravel().tolist()
+
+
+def _attention_tangents(K: np.ndarray, Q: np.ndarray) -> list[np.ndarray]:
+    """``d(Kᵀ Q)`` along every entry of ``K`` and of ``Q``."""
+    out = []
+    for i, j in itertools.product(range(K.shape[0]), range(K.shape[1])):
+        E = np.zeros(K.shape, dtype=np.int64)
+        E[i, j] = 1
+        out += [E.T @ Q, K.T @ E]
+    return out
+
+
+def _tangent_span_certificate(
+    d: int, d_out: int, a: int, rank_A: int, rank_V: int, seed: int = 0
+) -> ExactRank:
+    """The tangent test of the chapter in exact arithmetic, at an integer point of these ranks.
+
+    ``A = B Cᵀ`` and ``V`` are random integer matrices of ranks ``rank_A ≤ min(a, d)`` and
+    ``rank_V``. The preimages are those of :func:`lsa_lib.singularities.tangent_space`: the
+    point, its swap partner when both ranks are 1, four random ``(0, V')`` and ``(A', 0)`` for
+    the zero function; the directions of ``A`` are those of its factorizations ``Kᵀ Q`` (with a
+    zero key row and each query row ``e_j`` when ``rank_A < a``), all of them for ``a ≥ d`` or
+    ``A = 0``. The certificate is the exact rank ``r`` of the span of all their differentials,
+    capped at ``dim M + 1``: ``dim M + 1`` means singular (``r > dim M``), ``dim M`` smooth
+    (``r = dim M`` and every differential has rank ``dim M``); where a differential drops rank
+    the test does not decide, and the bounds ``dim M ≤ · ≤ dim M + 1`` do not meet.
+    """
+    rng = np.random.default_rng(_checks.seed(seed))
+    dim_m = general_width_formula((d, d_out), (a,))
+
+    def ints(*shape: int) -> np.ndarray:
+        return rng.integers(-5, 6, size=shape).astype(np.int64)
+
+    def of_rank(rows: int, cols: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+        while True:  # a random integer product of rank exactly r
+            B, C = ints(rows, r), ints(cols, r)
+            M = B @ C.T
+            if r == 0 or exact_rank(M).rank == r:
+                return B, C
+
+    B, C = of_rank(d, d, rank_A)
+    P, R = of_rank(d_out, d, rank_V)
+    A, V = B @ C.T, P @ R.T
+    sheets = [(A, V, B, C)]  # (A, V) and factors of A (columns of B, C)
+    if rank_A == 0 or rank_V == 0:
+        k = min(a, d)
+        for _ in range(4):
+            sheets.append((np.zeros((d, d), dtype=np.int64), ints(d_out, d), None, None))
+            B2, C2 = of_rank(d, d, k)
+            sheets.append((B2 @ C2.T, np.zeros((d_out, d), dtype=np.int64), B2, C2))
+    elif rank_A == rank_V == 1:  # A = b cᵀ, V = v wᵀ  ->  (w cᵀ, v bᵀ)
+        b, c, v, w = B[:, :1], C[:, :1], P[:, :1], R[:, :1]
+        sheets.append((w @ c.T, v @ b.T, w, c))
+    columns, ranks = [], []
+    for As, Vs, Bs, Cs in sheets:
+        if a >= d or Bs is None or not Bs.size:
+            dirs = [np.eye(d * d, dtype=np.int64)[i].reshape(d, d) for i in range(d * d)]
+        else:
+            r = Bs.shape[1]
+            K, Q = np.zeros((a, d), dtype=np.int64), np.zeros((a, d), dtype=np.int64)
+            K[:r], Q[:r] = Bs.T, Cs.T
+            dirs = _attention_tangents(K, Q)
+            if r < a:  # a zero key row with any query row: more factorizations of the same A
+                for j in range(d):
+                    Q2 = Q.copy()
+                    Q2[r] = np.eye(d, dtype=np.int64)[j]
+                    dirs += _attention_tangents(K, Q2)
+        block = [_twice_F(dA, Vs) for dA in dirs]
+        for i in range(d_out * d):
+            block.append(_twice_F(As, np.eye(d_out * d, dtype=np.int64)[i].reshape(d_out, d)))
+        ranks.append(exact_rank(np.array(block, dtype=np.int64).T).rank)
+        columns += block
+    span = exact_rank(np.array(columns, dtype=np.int64).T).rank
+    n = len(columns)
+    if span > dim_m:
+        return ExactRank(dim_m + 1, dim_m + 1, n, None, "rational")
+    if span == dim_m and all(r == dim_m for r in ranks):
+        return ExactRank(dim_m, dim_m, n, None, "rational")
+    return ExactRank(dim_m, dim_m + 1, n, None, "rational")  # "critical": undecided
+
+
+def _singular_rule(d: int, d_out: int, a: int, rank_A: int, rank_V: int, seed: int = 0) -> bool:
+    return rank_A * rank_V <= 1 or (a < d and rank_A < a)
+
+
+def _capped_span(d: int, d_out: int, a: int, rank_A: int, rank_V: int, seed: int = 0) -> int:
+    dim_m = general_width_formula((d, d_out), (a,))
+    return dim_m + 1 if _singular_rule(d, d_out, a, rank_A, rank_V) else dim_m
+
+
+def _singular_rule_domain(
+    d: int, d_out: int, a: int, rank_A: int, rank_V: int, seed: int = 0
+) -> bool:
+    return d >= 2 and (d_out, a) != (1, 1)
+
+
 RULES: list[Rule] = [
     Rule(
         name="one layer",
@@ -226,6 +443,59 @@ RULES: list[Rule] = [
         domain_text="one layer, t ≥ 2 tokens",
         in_domain=_one_layer,
         formula=_softmax_formula,
+    ),
+    Rule(
+        name="one-coordinate linear relations",
+        label="prop-inv-counts",
+        model="one output coordinate",
+        statement=(
+            "the scaled coefficients of one output coordinate satisfy exactly "
+            "(t − 2) d²(d + 1)/2 + C(d + 2, 3) independent linear relations, for every a"
+        ),
+        domain_text="t ≥ 2 tokens, every d ≥ 1 and a ≥ 1",
+        in_domain=_several_tokens,
+        formula=_linear_relations,
+        certify=_linear_relations_certificate,
+        cases=_one_coordinate_cases,
+    ),
+    Rule(
+        name="one-coordinate dimension",
+        label="prop-inv-counts",
+        model="one output coordinate",
+        statement="the variety of one output coordinate has the dimension of M_(d,1,a)",
+        domain_text="t ≥ 2 tokens, every d ≥ 1 and a ≥ 1",
+        in_domain=_several_tokens,
+        formula=_one_coordinate_dimension,
+        certify=_one_coordinate_dimension_certificate,
+        cases=_one_coordinate_cases,
+    ),
+    Rule(
+        name="one-token dimension",
+        label="prop-inv-counts",
+        model="one output coordinate",
+        statement=(
+            "with one token the variety is the set of cubics ℓq with rank q ≤ g = min(2a, d), "
+            "of dimension d + gd − g(g − 1)/2 − 1"
+        ),
+        domain_text="t = 1 token, every d ≥ 1 and a ≥ 1",
+        in_domain=_one_token,
+        formula=_one_token_dimension,
+        certify=_one_coordinate_dimension_certificate,
+        cases=_one_coordinate_cases,
+    ),
+    Rule(
+        name="singular locus",
+        label="obs-singular-rule",
+        model="one-layer tangent test",
+        statement=(
+            "a function of one layer is singular (its tangent span exceeds dim M, capped at "
+            "dim M + 1) exactly when rk(A)·rk(V) ≤ 1, or a < d and rk A < a"
+        ),
+        domain_text="one layer with d ≥ 2 and (d', a) ≠ (1, 1); any ranks of A and V",
+        in_domain=_singular_rule_domain,
+        formula=_capped_span,
+        certify=_tangent_span_certificate,
+        cases=_singular_locus_cases,
     ),
 ]
 
