@@ -79,6 +79,10 @@ class Rule:
     cases : callable, optional
         ``cases(rng) -> list of dict``: a random sample of cases in and just outside the domain.
         Default for deep networks: :func:`architecture_cases`.
+    near : callable, optional
+        ``near(**case) -> bool`` for a case outside the domain: is it *just* outside (it
+        breaks one clause of the domain)? The ledger counts how many certified cases just
+        outside disagree with the formula. Default: every case outside the domain.
     """
 
     name: str
@@ -90,6 +94,7 @@ class Rule:
     formula: Callable[..., int]
     certify: Callable[..., ExactRank] | None = None
     cases: Callable[[np.random.Generator], list[dict[str, Any]]] | None = None
+    near: Callable[..., bool] | None = None
 
     def value(self, **case: Any) -> int | None:
         """The rule's value on its domain, ``None`` outside it."""
@@ -107,7 +112,7 @@ class Rule:
             case["attn"],
             case["t"],
             normalizer,
-            beyond_symmetries=normalizer is None,
+            beyond_symmetries=True,
         )
 
     def sample(self, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -125,7 +130,7 @@ class RuleCheck:
 
     ``inside`` certified cases lie in the domain, of which ``disagree_inside`` (the
     counterexamples: must be empty) differ from the formula; ``outside`` certified cases lie
-    outside it, of which ``disagree_outside`` differ.
+    just outside it (:attr:`Rule.near`), of which ``disagree_outside`` differ.
     """
 
     rule: str
@@ -155,7 +160,7 @@ def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
             inside += 1
             if rule.formula(**case) != value:
                 bad.append(dict(case))
-        else:
+        elif rule.near is None or rule.near(**case):
             outside += 1
             try:
                 differs = rule.formula(**case) != value
@@ -203,8 +208,25 @@ def _lightning_domain(widths: Any, attn: Any, t: int) -> bool:
     return not failed_hypotheses(widths, attn, t)
 
 
+def _lightning_near(widths: Any, attn: Any, t: int) -> bool:
+    return len(failed_hypotheses(widths, attn, t)) == 1
+
+
 def _one_layer(widths: Any, attn: Any, t: int) -> bool:
     return len(attn) == 1 and t >= 2
+
+
+def _one_layer_near(widths: Any, attn: Any, t: int) -> bool:
+    return len(attn) == 1
+
+
+def _one_layer_cases(rng: np.random.Generator, n: int = 12) -> list[dict[str, Any]]:
+    """One-layer architectures with ``d, d', a`` in ``1..6`` and ``t`` in ``{1, 2, 4}``."""
+    out = []
+    for _ in range(n):
+        d, d_out, a = (int(x) for x in rng.integers(1, 7, size=3))
+        out.append({"widths": (d, d_out), "attn": (a,), "t": int(rng.choice([1, 2, 4]))})
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -212,7 +234,7 @@ def _one_layer(widths: Any, attn: Any, t: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _one_coordinate_cases(rng: np.random.Generator, n: int = 8) -> list[dict[str, Any]]:
+def _one_coordinate_cases(rng: np.random.Generator, n: int = 12) -> list[dict[str, Any]]:
     """A random sample of ``(d, a, t)``: ``d ≤ 4``, ``1 ≤ a ≤ d + 1``, one token in every other case.
 
     Every other case has ``t = 1`` and the others ``t ∈ {2, 3}`` (``t = 4`` for ``d ≤ 3``), so
@@ -282,18 +304,18 @@ def _one_token(d: int, a: int, t: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 
-def _singular_locus_cases(rng: np.random.Generator, n: int = 10) -> list[dict[str, Any]]:
+def _singular_locus_cases(rng: np.random.Generator, n: int = 16) -> list[dict[str, Any]]:
     """A random sample of one-layer sizes ``d, d_out ≤ 3``, ``a ≤ d`` and ranks of ``A`` and ``V``.
 
-    Two of the ``n`` cases lie just outside the rule's domain (``d = 1``, or ``d_out = a = 1``);
-    every case carries the ``seed`` of its integer point.
+    A quarter of the ``n`` cases lie just outside the rule's domain (``d = 1``, or
+    ``d_out = a = 1``); every case carries the ``seed`` of its integer point.
     """
-    n = _checks.size(n, "n", minimum=3)
+    n = _checks.size(n, "n", minimum=4)
     out: list[dict[str, Any]] = []
     for i in range(n):
-        if i == 0:
+        if i % 8 == 0:
             d, d_out, a = 1, int(rng.integers(1, 4)), 1
-        elif i == 1:
+        elif i % 8 == 1:
             d, d_out, a = int(rng.integers(2, 4)), 1, 1
         else:
             d = int(rng.integers(2, 4))
@@ -422,6 +444,8 @@ RULES: list[Rule] = [
         domain_text="one layer, t ≥ 2 tokens",
         in_domain=_one_layer,
         formula=_lightning_formula,
+        near=_one_layer_near,
+        cases=_one_layer_cases,
     ),
     Rule(
         name="general widths",
@@ -429,11 +453,12 @@ RULES: list[Rule] = [
         model="lightning",
         statement="the general-width formula gives the dimension of a deep lightning network",
         domain_text=(
-            "t ≥ 2; non-increasing input and hidden widths; no a_i = 1 followed by a later "
-            "a_j ≥ 2; every narrowing hidden layer fully read by the later layers"
+            "t ≥ 2; non-increasing input and hidden widths; no aᵢ = 1 followed by a later "
+            "aⱼ ≥ 2; every narrowing hidden layer fully read by the later layers"
         ),
         in_domain=_lightning_domain,
         formula=_lightning_formula,
+        near=_lightning_near,
     ),
     Rule(
         name="softmax one layer",
@@ -443,6 +468,8 @@ RULES: list[Rule] = [
         domain_text="one layer, t ≥ 2 tokens",
         in_domain=_one_layer,
         formula=_softmax_formula,
+        near=_one_layer_near,
+        cases=_one_layer_cases,
     ),
     Rule(
         name="one-coordinate linear relations",
