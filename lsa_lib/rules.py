@@ -68,6 +68,10 @@ class Rule:
     cases : callable, optional
         ``cases(rng) -> list of dict``: a random sample of cases in and just outside the domain.
         Default for deep networks: :func:`architecture_cases`.
+    near : callable, optional
+        ``near(**case) -> bool`` for a case outside the domain: is it *just* outside (it
+        breaks one clause of the domain)? The ledger counts how many certified cases just
+        outside disagree with the formula. Default: every case outside the domain.
     """
 
     name: str
@@ -79,6 +83,7 @@ class Rule:
     formula: Callable[..., int]
     certify: Callable[..., ExactRank] | None = None
     cases: Callable[[np.random.Generator], list[dict[str, Any]]] | None = None
+    near: Callable[..., bool] | None = None
 
     def value(self, **case: Any) -> int | None:
         """The rule's value on its domain, ``None`` outside it."""
@@ -96,7 +101,7 @@ class Rule:
             case["attn"],
             case["t"],
             normalizer,
-            beyond_symmetries=normalizer is None,
+            beyond_symmetries=True,
         )
 
     def sample(self, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -114,7 +119,7 @@ class RuleCheck:
 
     ``inside`` certified cases lie in the domain, of which ``disagree_inside`` (the
     counterexamples: must be empty) differ from the formula; ``outside`` certified cases lie
-    outside it, of which ``disagree_outside`` differ.
+    just outside it (:attr:`Rule.near`), of which ``disagree_outside`` differ.
     """
 
     rule: str
@@ -144,7 +149,7 @@ def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
             inside += 1
             if rule.formula(**case) != value:
                 bad.append(dict(case))
-        else:
+        elif rule.near is None or rule.near(**case):
             outside += 1
             try:
                 differs = rule.formula(**case) != value
@@ -192,8 +197,25 @@ def _lightning_domain(widths: Any, attn: Any, t: int) -> bool:
     return not failed_hypotheses(widths, attn, t)
 
 
+def _lightning_near(widths: Any, attn: Any, t: int) -> bool:
+    return len(failed_hypotheses(widths, attn, t)) == 1
+
+
 def _one_layer(widths: Any, attn: Any, t: int) -> bool:
     return len(attn) == 1 and t >= 2
+
+
+def _one_layer_near(widths: Any, attn: Any, t: int) -> bool:
+    return len(attn) == 1
+
+
+def _one_layer_cases(rng: np.random.Generator, n: int = 12) -> list[dict[str, Any]]:
+    """One-layer architectures with ``d, d', a`` in ``1..6`` and ``t`` in ``{1, 2, 4}``."""
+    out = []
+    for _ in range(n):
+        d, d_out, a = (int(x) for x in rng.integers(1, 7, size=3))
+        out.append({"widths": (d, d_out), "attn": (a,), "t": int(rng.choice([1, 2, 4]))})
+    return out
 
 
 # Deep softmax networks (chapter 6): which of chapter 4's two counterexamples they inherit.
@@ -226,12 +248,28 @@ def _token_collapse(attn: Any) -> bool:
     return first is not None and any(x >= 2 for x in a[first + 1 :])
 
 
+def _read_clauses(widths: Any, attn: Any, t: int) -> tuple[bool, ...]:
+    return (t >= 2, _non_increasing(widths, attn), _unread_loss(widths, attn) == 0)
+
+
 def _softmax_read_domain(widths: Any, attn: Any, t: int) -> bool:
-    return t >= 2 and _non_increasing(widths, attn) and _unread_loss(widths, attn) == 0
+    return all(_read_clauses(widths, attn, t))
+
+
+def _softmax_read_near(widths: Any, attn: Any, t: int) -> bool:
+    return sum(not c for c in _read_clauses(widths, attn, t)) == 1
+
+
+def _lightning_plus_l_clauses(widths: Any, attn: Any, t: int) -> tuple[bool, ...]:
+    return (t >= 2, _non_increasing(widths, attn), not _token_collapse(attn))
 
 
 def _softmax_lightning_domain(widths: Any, attn: Any, t: int) -> bool:
-    return t >= 2 and _non_increasing(widths, attn) and not _token_collapse(attn)
+    return all(_lightning_plus_l_clauses(widths, attn, t))
+
+
+def _softmax_lightning_near(widths: Any, attn: Any, t: int) -> bool:
+    return sum(not c for c in _lightning_plus_l_clauses(widths, attn, t)) == 1
 
 
 def _softmax_unread_formula(widths: Any, attn: Any, t: int) -> int:
@@ -239,9 +277,17 @@ def _softmax_unread_formula(widths: Any, attn: Any, t: int) -> int:
     return general_width_formula(widths, attn, normalizer="exp") - _unread_loss(widths, attn)
 
 
-def _equal_widths_common_a(widths: Any, attn: Any, t: int) -> bool:
+def _equal_widths_clauses(widths: Any, attn: Any, t: int) -> tuple[bool, ...]:
     w, a = _checks.architecture(widths, attn)
-    return t >= 2 and len(set(w)) == 1 and len(set(a)) == 1 and a[0] <= w[0]
+    return (t >= 2, len(set(w)) == 1, len(set(a)) == 1, max(a) <= min(w))
+
+
+def _equal_widths_common_a(widths: Any, attn: Any, t: int) -> bool:
+    return all(_equal_widths_clauses(widths, attn, t))
+
+
+def _equal_widths_near(widths: Any, attn: Any, t: int) -> bool:
+    return sum(not c for c in _equal_widths_clauses(widths, attn, t)) == 1
 
 
 def _eq16(widths: Any, attn: Any, t: int) -> int:
@@ -259,6 +305,8 @@ RULES: list[Rule] = [
         domain_text="one layer, t ≥ 2 tokens",
         in_domain=_one_layer,
         formula=_lightning_formula,
+        near=_one_layer_near,
+        cases=_one_layer_cases,
     ),
     Rule(
         name="general widths",
@@ -266,11 +314,12 @@ RULES: list[Rule] = [
         model="lightning",
         statement="the general-width formula gives the dimension of a deep lightning network",
         domain_text=(
-            "t ≥ 2; non-increasing input and hidden widths; no a_i = 1 followed by a later "
-            "a_j ≥ 2; every narrowing hidden layer fully read by the later layers"
+            "t ≥ 2; non-increasing input and hidden widths; no aᵢ = 1 followed by a later "
+            "aⱼ ≥ 2; every narrowing hidden layer fully read by the later layers"
         ),
         in_domain=_lightning_domain,
         formula=_lightning_formula,
+        near=_lightning_near,
     ),
     Rule(
         name="softmax one layer",
@@ -280,6 +329,8 @@ RULES: list[Rule] = [
         domain_text="one layer, t ≥ 2 tokens",
         in_domain=_one_layer,
         formula=_softmax_formula,
+        near=_one_layer_near,
+        cases=_one_layer_cases,
     ),
     Rule(
         name="softmax formula",
@@ -295,6 +346,7 @@ RULES: list[Rule] = [
         ),
         in_domain=_softmax_read_domain,
         formula=_softmax_formula,
+        near=_softmax_read_near,
     ),
     Rule(
         name="softmax lightning plus l",
@@ -303,14 +355,15 @@ RULES: list[Rule] = [
         statement=(
             "a deep softmax network has the lightning network's dimension plus l: the "
             "general-width formula plus l, less the unread directions "
-            "Σ (d_i − s_i)(d_{i−1} − d_i) of chapter 4"
+            "Σ (dᵢ − sᵢ)(dᵢ₋₁ − dᵢ) of chapter 4"
         ),
         domain_text=(
-            "t ≥ 2; non-increasing input and hidden widths; no a_i = 1 followed by a later "
-            "a_j ≥ 2 (hidden layers need not be fully read)"
+            "t ≥ 2; non-increasing input and hidden widths; no aᵢ = 1 followed by a later "
+            "aⱼ ≥ 2 (hidden layers need not be fully read)"
         ),
         in_domain=_softmax_lightning_domain,
         formula=_softmax_unread_formula,
+        near=_softmax_lightning_near,
     ),
     Rule(
         name="softmax equal widths",
@@ -320,9 +373,10 @@ RULES: list[Rule] = [
             "equal widths δ and a common attention dimension a: δ² + l·a(2δ − a), the paper's "
             "Eq. 16 in the book's reading"
         ),
-        domain_text="t ≥ 2; d_0 = … = d_l = δ; a_1 = … = a_l = a ≤ δ",
+        domain_text="t ≥ 2; d₀ = … = dₗ = δ; a₁ = … = aₗ = a ≤ δ",
         in_domain=_equal_widths_common_a,
         formula=_eq16,
+        near=_equal_widths_near,
     ),
 ]
 
