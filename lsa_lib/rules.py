@@ -34,14 +34,14 @@ from .dimension import exact_dimension, failed_hypotheses, general_width_formula
 from .lightning import parameter_count
 from .rank import ExactRank
 
-__all__ = ["Rule", "RULES", "rule", "architecture_cases", "check_rule"]
+__all__ = ["Rule", "RULES", "rule", "check_rule"]
 
 Case = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A general statement about a family, with its domain in code.
+    """A general statement about a family, with its domain in code (:doc:`/book/checked`).
 
     Attributes
     ----------
@@ -67,7 +67,8 @@ class Rule:
         extra fiber directions.
     cases : callable, optional
         ``cases(rng) -> list of dict``: a random sample of cases in and just outside the domain.
-        Default for deep networks: :func:`architecture_cases`.
+        Default for deep networks: random architectures off the atlas grid (depth 1–4, ``t`` in
+        ``{1, 2, 4}``).
     near : callable, optional
         ``near(**case) -> bool`` for a case outside the domain: is it *just* outside (it
         breaks one clause of the domain)? The ledger counts how many certified cases just
@@ -110,7 +111,7 @@ class Rule:
             return self.cases(rng)
         if self.model not in ("lightning", "softmax"):
             raise ValueError(f"rule {self.name!r} (model {self.model!r}) has no cases function")
-        return architecture_cases(rng)
+        return _architecture_cases(rng)
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class RuleCheck:
 
 
 def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
-    """Compare a rule with certified values.
+    """Compare a rule with certified values (the ledger's counts, :doc:`/book/checked`).
 
     Parameters
     ----------
@@ -159,10 +160,11 @@ def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
     return RuleCheck(rule.name, inside, outside, tuple(bad), disagree_outside)
 
 
-def architecture_cases(
+def _architecture_cases(
     rng: np.random.Generator, n: int = 12, *, max_width: int = 6, max_params: int = 260
 ) -> list[dict[str, Any]]:
     """A random sample of deep architectures off the atlas's grid (``t ≠ 3``, depth 1–4).
+
 
     Widths and attention dimensions are drawn from ``1..max_width``, shrinking, widening and
     mixed; ``t`` from ``{1, 2, 4}``. Cases with more than ``max_params`` parameters are redrawn
@@ -296,6 +298,7 @@ def _eq16(widths: Any, attn: Any, t: int) -> int:
     return w[0] ** 2 + len(a) * a[0] * (2 * w[0] - a[0])
 
 
+#: The book's rules, each checked by the tests (:doc:`/book/checked`).
 RULES: list[Rule] = [
     Rule(
         name="one layer",
@@ -382,7 +385,22 @@ RULES: list[Rule] = [
 
 
 def rule(name: str) -> Rule:
-    """The rule of :data:`RULES` with this name (``KeyError`` naming the known ones if none)."""
+    """The rule of :data:`RULES` with this name (listed in :doc:`/book/checked`).
+
+    Parameters
+    ----------
+    name : str
+        The rule's :attr:`Rule.name`.
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    KeyError
+        Naming the known rules, if none has this name.
+    """
     for r in RULES:
         if r.name == name:
             return r

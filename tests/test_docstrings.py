@@ -110,7 +110,7 @@ def test_public_names_are_few_and_unique():
     assert len(names) == len(set(names)), "a public name is defined in two modules"
     # 89 names after the reorganisation; + 4 for chapter 7's follow-up (multi-head attention,
     # metric tensor, holonomy) and + 3 for lsa_lib.invariants (chapter 5)
-    assert len(names) <= 96
+    assert len(names) <= 100
 
 
 MENTION = re.compile(r"lsa_lib(?:\.[A-Za-z_]\w*)+")
