@@ -1,7 +1,7 @@
 """The book's general statements about families of networks, with their domains written in code.
 
 A :class:`Rule` is a statement of the form "on this domain, the dimension (or a count) equals
-this formula". Its :attr:`~Rule.domain` is a predicate, not only a sentence: :meth:`Rule.value`
+this formula". Its :attr:`~Rule.in_domain` is a predicate, not only a sentence: :meth:`Rule.value`
 returns the formula's value on the domain and ``None`` outside it, so no caller can apply a rule
 beyond the cases that check it. Every rule is checked by the tests against every certified
 entry of the atlas of dimensions (rules about lightning and softmax networks) and against a fresh
