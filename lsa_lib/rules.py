@@ -1,7 +1,7 @@
 """The book's general statements about families of networks, with their domains written in code.
 
 A :class:`Rule` is a statement of the form "on this domain, the dimension (or a count) equals
-this formula". Its :attr:`~Rule.domain` is a predicate, not only a sentence: :meth:`Rule.value`
+this formula". Its :attr:`~Rule.in_domain` is a predicate, not only a sentence: :meth:`Rule.value`
 returns the formula's value on the domain and ``None`` outside it, so no caller can apply a rule
 beyond the cases that check it. Every rule is checked by the tests against every certified
 entry of the atlas of dimensions (rules about lightning and softmax networks) and against a fresh
@@ -34,25 +34,24 @@ from typing import Any
 import numpy as np
 
 from . import _checks
-from .dimension import exact_dimension, failed_hypotheses, general_width_formula
+from .dimension import (
+    exact_dimension,
+    failed_hypotheses,
+    general_width_formula,
+    seen_dimension,
+)
 from .invariants import scaled_coordinates, variety_counts
 from .lightning import parameter_count
 from .rank import ExactRank, exact_rank
 
-__all__ = [
-    "Rule",
-    "RULES",
-    "rule",
-    "architecture_cases",
-    "check_rule",
-]
+__all__ = ["Rule", "RULES", "rule", "check_rule"]
 
 Case = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A general statement about a family, with its domain in code.
+    """A general statement about a family, with its domain in code (:doc:`/book/checked`).
 
     Attributes
     ----------
@@ -78,7 +77,8 @@ class Rule:
         extra fiber directions.
     cases : callable, optional
         ``cases(rng) -> list of dict``: a random sample of cases in and just outside the domain.
-        Default for deep networks: :func:`architecture_cases`.
+        Default for deep networks: random architectures off the atlas grid (depth 1–4, ``t`` in
+        ``{1, 2, 4}``).
     near : callable, optional
         ``near(**case) -> bool`` for a case outside the domain: is it *just* outside (it
         breaks one clause of the domain)? The ledger counts how many certified cases just
@@ -121,7 +121,7 @@ class Rule:
             return self.cases(rng)
         if self.model not in ("lightning", "softmax"):
             raise ValueError(f"rule {self.name!r} (model {self.model!r}) has no cases function")
-        return architecture_cases(rng)
+        return _architecture_cases(rng)
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class RuleCheck:
 
 
 def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
-    """Compare a rule with certified values.
+    """Compare a rule with certified values (the ledger's counts, :doc:`/book/checked`).
 
     Parameters
     ----------
@@ -170,10 +170,11 @@ def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
     return RuleCheck(rule.name, inside, outside, tuple(bad), disagree_outside)
 
 
-def architecture_cases(
+def _architecture_cases(
     rng: np.random.Generator, n: int = 12, *, max_width: int = 6, max_params: int = 260
 ) -> list[dict[str, Any]]:
     """A random sample of deep architectures off the atlas's grid (``t ≠ 3``, depth 1–4).
+
 
     Widths and attention dimensions are drawn from ``1..max_width``, shrinking, widening and
     mixed; ``t`` from ``{1, 2, 4}``. Cases with more than ``max_params`` parameters are redrawn
@@ -227,6 +228,180 @@ def _one_layer_cases(rng: np.random.Generator, n: int = 12) -> list[dict[str, An
         d, d_out, a = (int(x) for x in rng.integers(1, 7, size=3))
         out.append({"widths": (d, d_out), "attn": (a,), "t": int(rng.choice([1, 2, 4]))})
     return out
+
+
+def _collapse_loses(attn: Any) -> bool:
+    """Some ``a_i = 1`` followed by a later ``a_j ≥ 2`` (token-rank collapse that costs)."""
+    first = next((i for i, a in enumerate(attn[:-1]) if a == 1), None)
+    return first is not None and any(a >= 2 for a in attn[first + 1 :])
+
+
+def _one_fails(clauses: list[bool]) -> bool:
+    """Exactly one clause of a domain fails: the case is just outside it."""
+    return clauses.count(False) == 1
+
+
+def _equal_width_formula(widths: Any, attn: Any, t: int) -> int:
+    # δ² + Σ_i a_i (2δ − a_i) − l, written out (not through general_width_formula)
+    if len(set(widths)) != 1:
+        raise ValueError(f"the equal-width formula needs equal widths, got {tuple(widths)}")
+    delta = widths[0]
+    return delta**2 + sum(a * (2 * delta - a) for a in attn) - len(attn)
+
+
+def _equal_common_clauses(widths: Any, attn: Any, t: int) -> list[bool]:
+    return [t >= 2, len(set(attn)) == 1, max(attn) <= widths[0]]
+
+
+def _equal_common_domain(widths: Any, attn: Any, t: int) -> bool:
+    return len(set(widths)) == 1 and all(_equal_common_clauses(widths, attn, t))
+
+
+def _equal_common_near(widths: Any, attn: Any, t: int) -> bool:
+    # the formula needs equal widths; just outside breaks one of the other clauses
+    return len(set(widths)) == 1 and _one_fails(_equal_common_clauses(widths, attn, t))
+
+
+def _equal_per_layer_clauses(widths: Any, attn: Any, t: int) -> list[bool]:
+    return [t >= 2, max(attn) <= widths[0], not _collapse_loses(attn)]
+
+
+def _equal_per_layer_domain(widths: Any, attn: Any, t: int) -> bool:
+    return len(set(widths)) == 1 and all(_equal_per_layer_clauses(widths, attn, t))
+
+
+def _equal_per_layer_near(widths: Any, attn: Any, t: int) -> bool:
+    # the formula needs equal widths; just outside breaks one of the other clauses
+    return len(set(widths)) == 1 and _one_fails(_equal_per_layer_clauses(widths, attn, t))
+
+
+def _bottleneck_formula(widths: Any, attn: Any, t: int) -> int:
+    # P − Σ a_i² − (l − 1) δ² − l with δ the constant hidden width
+    l = len(attn)
+    if l < 2 or len(set(widths[1:l])) != 1:
+        raise ValueError(f"the bottleneck formula needs l ≥ 2 equal hidden widths, got {widths}")
+    delta = widths[1]
+    return parameter_count(widths, attn) - sum(a * a for a in attn) - (l - 1) * delta**2 - l
+
+
+def _bottleneck_shape(widths: Any, attn: Any) -> bool:
+    l = len(attn)
+    return l >= 2 and len(set(widths[1:l])) == 1
+
+
+def _bottleneck_common_clauses(widths: Any, attn: Any, t: int) -> list[bool]:
+    delta, l = widths[1], len(attn)
+    return [t >= 2, delta <= widths[0], delta <= widths[l], len(set(attn)) == 1, max(attn) <= delta]
+
+
+def _bottleneck_common_domain(widths: Any, attn: Any, t: int) -> bool:
+    return _bottleneck_shape(widths, attn) and all(_bottleneck_common_clauses(widths, attn, t))
+
+
+def _bottleneck_common_near(widths: Any, attn: Any, t: int) -> bool:
+    shape = _bottleneck_shape(widths, attn)
+    return shape and _one_fails(_bottleneck_common_clauses(widths, attn, t))
+
+
+def _seen_correction_formula(widths: Any, attn: Any, t: int) -> int:
+    # the general-width formula minus Σ (d_i − s_i)(d_{i−1} − d_i) over the narrowing hidden
+    # layers that the later layers cannot read fully
+    loss = 0
+    for i in range(1, len(attn)):
+        if widths[i] < widths[i - 1]:
+            loss += (widths[i] - seen_dimension(widths, attn, i)) * (widths[i - 1] - widths[i])
+    return general_width_formula(widths, attn) - loss
+
+
+def _seen_correction_clauses(widths: Any, attn: Any, t: int) -> list[bool]:
+    shrinking = all(widths[i] >= widths[i + 1] for i in range(len(attn) - 1))
+    return [t >= 2, shrinking, not _collapse_loses(attn)]
+
+
+def _seen_correction_domain(widths: Any, attn: Any, t: int) -> bool:
+    return len(attn) >= 2 and all(_seen_correction_clauses(widths, attn, t))
+
+
+def _seen_correction_near(widths: Any, attn: Any, t: int) -> bool:
+    return len(attn) >= 2 and _one_fails(_seen_correction_clauses(widths, attn, t))
+
+
+# Deep softmax networks (chapter 6): which of chapter 4's two counterexamples they inherit.
+
+
+def _non_increasing(widths: Any, attn: Any) -> bool:
+    """``d_0 ≥ d_1 ≥ … ≥ d_{l-1}`` (the output width is free)."""
+    w, a = _checks.architecture(widths, attn)
+    return all(w[i] >= w[i + 1] for i in range(len(a) - 1))
+
+
+def _unread_loss(widths: Any, attn: Any) -> int:
+    """``Σ (d_i − s_i)(d_{i-1} − d_i)`` over the hidden layers with ``s_i < d_i < d_{i-1}``.
+
+    The directions of narrowing hidden spaces that no later layer reads
+    (:func:`lsa_lib.dimension.seen_dimension`; chapter 4's counterexample (b)).
+    """
+    w, a = _checks.architecture(widths, attn)
+    loss = 0
+    for i in range(1, len(a)):
+        if w[i] < w[i - 1] and (s := seen_dimension(w, a, i)) < w[i]:
+            loss += (w[i] - s) * (w[i - 1] - w[i])
+    return loss
+
+
+def _token_collapse(attn: Any) -> bool:
+    """A layer with ``a_i = 1`` followed by a later one with ``a_j ≥ 2`` (counterexample (a))."""
+    a = tuple(attn)
+    first = next((i for i in range(len(a) - 1) if a[i] == 1), None)
+    return first is not None and any(x >= 2 for x in a[first + 1 :])
+
+
+def _read_clauses(widths: Any, attn: Any, t: int) -> tuple[bool, ...]:
+    return (t >= 2, _non_increasing(widths, attn), _unread_loss(widths, attn) == 0)
+
+
+def _softmax_read_domain(widths: Any, attn: Any, t: int) -> bool:
+    return all(_read_clauses(widths, attn, t))
+
+
+def _softmax_read_near(widths: Any, attn: Any, t: int) -> bool:
+    return sum(not c for c in _read_clauses(widths, attn, t)) == 1
+
+
+def _lightning_plus_l_clauses(widths: Any, attn: Any, t: int) -> tuple[bool, ...]:
+    return (t >= 2, _non_increasing(widths, attn), not _token_collapse(attn))
+
+
+def _softmax_lightning_domain(widths: Any, attn: Any, t: int) -> bool:
+    return all(_lightning_plus_l_clauses(widths, attn, t))
+
+
+def _softmax_lightning_near(widths: Any, attn: Any, t: int) -> bool:
+    return sum(not c for c in _lightning_plus_l_clauses(widths, attn, t)) == 1
+
+
+def _softmax_unread_formula(widths: Any, attn: Any, t: int) -> int:
+    # the lightning dimension there (chapter 4: the formula less the unread directions), plus l
+    return general_width_formula(widths, attn, normalizer="exp") - _unread_loss(widths, attn)
+
+
+def _equal_widths_clauses(widths: Any, attn: Any, t: int) -> tuple[bool, ...]:
+    w, a = _checks.architecture(widths, attn)
+    return (t >= 2, len(set(w)) == 1, len(set(a)) == 1, max(a) <= min(w))
+
+
+def _equal_widths_common_a(widths: Any, attn: Any, t: int) -> bool:
+    return all(_equal_widths_clauses(widths, attn, t))
+
+
+def _equal_widths_near(widths: Any, attn: Any, t: int) -> bool:
+    return sum(not c for c in _equal_widths_clauses(widths, attn, t)) == 1
+
+
+def _eq16(widths: Any, attn: Any, t: int) -> int:
+    # δ = d_0 and a = a_1 also just outside the domain, where the widths or the a_i differ
+    w, a = _checks.architecture(widths, attn)
+    return w[0] ** 2 + len(a) * a[0] * (2 * w[0] - a[0])
 
 
 # --------------------------------------------------------------------------------------------
@@ -435,6 +610,7 @@ def _singular_rule_domain(
     return d >= 2 and (d_out, a) != (1, 1)
 
 
+#: The book's rules, each checked by the tests (:doc:`/book/checked`).
 RULES: list[Rule] = [
     Rule(
         name="one layer",
@@ -461,6 +637,61 @@ RULES: list[Rule] = [
         near=_lightning_near,
     ),
     Rule(
+        name="equal widths, common a",
+        label="thm-dim-deep",
+        model="lightning",
+        statement=(
+            "with all widths δ and one attention dimension a in every layer, the dimension is "
+            "δ² + l·a(2δ − a) − l (the paper's equal-width configuration)"
+        ),
+        domain_text="d₀ = … = dₗ = δ; a₁ = … = aₗ = a ≤ δ; t ≥ 2",
+        in_domain=_equal_common_domain,
+        formula=_equal_width_formula,
+        near=_equal_common_near,
+    ),
+    Rule(
+        name="bottleneck, common a",
+        label="thm-dim-deep",
+        model="lightning",
+        statement=(
+            "with a constant hidden width δ, input and output widths at least δ and one "
+            "attention dimension a ≤ δ, the dimension is P − l·a² − (l − 1)δ² − l"
+        ),
+        domain_text="l ≥ 2; d₁ = … = dₗ₋₁ = δ ≤ d₀, dₗ; a₁ = … = aₗ = a ≤ δ; t ≥ 2",
+        in_domain=_bottleneck_common_domain,
+        formula=_bottleneck_formula,
+        near=_bottleneck_common_near,
+    ),
+    Rule(
+        name="equal widths, per layer",
+        label="conj-dim-deep-per-layer",
+        model="lightning",
+        statement=(
+            "with all widths δ, the dimension is δ² + Σᵢ aᵢ(2δ − aᵢ) − l unless some "
+            "aᵢ = 1 is followed by a later aⱼ ≥ 2"
+        ),
+        domain_text=("d₀ = … = dₗ = δ; every aᵢ ≤ δ; no aᵢ = 1 followed by a later aⱼ ≥ 2; t ≥ 2"),
+        in_domain=_equal_per_layer_domain,
+        formula=_equal_width_formula,
+        near=_equal_per_layer_near,
+    ),
+    Rule(
+        name="seen-dimension correction",
+        label="conj-seen-dimension",
+        model="lightning",
+        statement=(
+            "with non-increasing input and hidden widths, the dimension is the general-width "
+            "formula minus Σ (dᵢ − sᵢ)(dᵢ₋₁ − dᵢ) over the narrowing hidden layers"
+        ),
+        domain_text=(
+            "l ≥ 2; t ≥ 2; d₀ ≥ … ≥ dₗ₋₁; no aᵢ = 1 followed by a later aⱼ ≥ 2 "
+            "(hidden layers may be read only partly)"
+        ),
+        in_domain=_seen_correction_domain,
+        formula=_seen_correction_formula,
+        near=_seen_correction_near,
+    ),
+    Rule(
         name="softmax one layer",
         label="thm-softmax-one-layer",
         model="softmax",
@@ -470,6 +701,52 @@ RULES: list[Rule] = [
         formula=_softmax_formula,
         near=_one_layer_near,
         cases=_one_layer_cases,
+    ),
+    Rule(
+        name="softmax formula",
+        label="conj-softmax-formula",
+        model="softmax",
+        statement=(
+            "a deep softmax network has the general-width formula's dimension plus l (one "
+            "more per layer), whether or not a layer collapses the tokens"
+        ),
+        domain_text=(
+            "t ≥ 2; non-increasing input and hidden widths; every narrowing hidden layer fully "
+            "read by the later layers"
+        ),
+        in_domain=_softmax_read_domain,
+        formula=_softmax_formula,
+        near=_softmax_read_near,
+    ),
+    Rule(
+        name="softmax lightning plus l",
+        label="conj-softmax-unread",
+        model="softmax",
+        statement=(
+            "a deep softmax network has the lightning network's dimension plus l: the "
+            "general-width formula plus l, less the unread directions "
+            "Σ (dᵢ − sᵢ)(dᵢ₋₁ − dᵢ) of chapter 4"
+        ),
+        domain_text=(
+            "t ≥ 2; non-increasing input and hidden widths; no aᵢ = 1 followed by a later "
+            "aⱼ ≥ 2 (hidden layers need not be fully read)"
+        ),
+        in_domain=_softmax_lightning_domain,
+        formula=_softmax_unread_formula,
+        near=_softmax_lightning_near,
+    ),
+    Rule(
+        name="softmax equal widths",
+        label="conj-softmax-equal-widths",
+        model="softmax",
+        statement=(
+            "equal widths δ and a common attention dimension a: δ² + l·a(2δ − a), the paper's "
+            "Eq. 16 in the book's reading"
+        ),
+        domain_text="t ≥ 2; d₀ = … = dₗ = δ; a₁ = … = aₗ = a ≤ δ",
+        in_domain=_equal_widths_common_a,
+        formula=_eq16,
+        near=_equal_widths_near,
     ),
     Rule(
         name="one-coordinate linear relations",
@@ -528,7 +805,22 @@ RULES: list[Rule] = [
 
 
 def rule(name: str) -> Rule:
-    """The rule of :data:`RULES` with this name (``KeyError`` naming the known ones if none)."""
+    """The rule of :data:`RULES` with this name (listed in :doc:`/book/checked`).
+
+    Parameters
+    ----------
+    name : str
+        The rule's :attr:`Rule.name`.
+
+    Returns
+    -------
+    Rule
+
+    Raises
+    ------
+    KeyError
+        Naming the known rules, if none has this name.
+    """
     for r in RULES:
         if r.name == name:
             return r
