@@ -266,13 +266,15 @@ def cubic_map_dimension(d: int, d_out: int) -> int:
 def moves_possible(d: int, d_out: int, heads: Sequence[tuple[int, int]]) -> bool:
     """Whether lightning heads of these sizes admit moves between heads (the standard layer).
 
-    With ``A_h = K_hᵀ Q_h`` and ``W_h = O_h V_h``, call ``W_h`` *free* when
-    ``d_v ≥ min(d, d_out)`` (it can be any ``d_out × d`` matrix) and ``A_h`` free when
-    ``d_k ≥ d``. The three kinds of moves of :func:`multihead_parametrization` (``mixing``)
-    need: a free ``W_h`` and a free ``A_l`` in another head (mixing); scalar outputs
-    ``d_out = 1``, two heads and a free ``A_l`` (exchange); or a head with ``d_k = d − 1``
-    and free ``W`` in at least two other heads (rank-keeping). The sizes alone decide; the
-    weights do not. Explained in :doc:`/book/notes/multihead`.
+    Each head depends on its weights through ``A_h = K_hᵀ Q_h`` and the product ``O_h V_h``.
+    Call the product *free* when ``d_v ≥ min(d, d_out)`` (it can be any ``d_out × d`` matrix)
+    and ``A_h`` free when ``d_k ≥ d``. The three kinds of moves of
+    :func:`multihead_parametrization` (``mixing``) need: a free product in one head and a free
+    ``A_l`` in another (mixing); scalar outputs ``d_out = 1``, two heads and a free ``A_l``
+    (exchange); or a head with ``d_k = d − 1`` and free products in at least two other heads
+    (rank-keeping). The sizes alone decide; the weights do not. With three or more heads there
+    are moves of a fourth kind that this predicate does not see (a product of low rank moving
+    inside the span of the products). Explained in :doc:`/book/notes/multihead/output-maps`.
 
     Parameters
     ----------
@@ -656,7 +658,7 @@ def multihead_dimension(
     :func:`cubic_map_dimension`, which bounds every sum of lightning heads); for a normalized
     layer the lower bound is a Jacobian minor proven non-zero in ball arithmetic. ``"float"``
     (the default with a normalizer): the float64 Jacobian rank read at its largest gap
-    (:func:`lsa_lib.rank.float_rank`). Explained in :doc:`/book/notes/multihead`.
+    (:func:`lsa_lib.rank.float_rank`). Explained in :doc:`/book/notes/multihead/output-maps`.
 
     Parameters
     ----------

@@ -36,7 +36,7 @@ from .dimension import exact_dimension, failed_hypotheses, general_width_formula
 from .lightning import parameter_count
 from .rank import ExactRank, exact_rank
 
-__all__ = ["Rule", "RULES", "VARIANT_RULES", "rule", "architecture_cases", "check_rule"]
+__all__ = ["Rule", "RULES", "rule", "architecture_cases", "check_rule"]
 
 Case = Mapping[str, Any]
 
@@ -476,7 +476,7 @@ def _tensor_softmax_certify(d: int, d_out: int, a: int, r: int, t: int) -> Exact
     return exact_rank(param, [0.5 * point_rng.standard_normal(s) for s in param.shapes])
 
 
-VARIANT_RULES: list[Rule] = [
+_VARIANT_RULES: list[Rule] = [
     Rule(
         name="residual networks",
         label="prop-residual-dim",
@@ -637,7 +637,7 @@ def _output_dimension(d: int, d_out: int, sizes: Any, t: int, normalizer: str | 
     return reading
 
 
-RULES += VARIANT_RULES
+RULES += _VARIANT_RULES
 
 
 def rule(name: str) -> Rule:
