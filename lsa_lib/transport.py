@@ -495,7 +495,7 @@ def _step(T: Any, i: int, j: int, kind: str, t: int, exact: bool) -> Any:
 def holonomy(
     T: ArrayLike, loop: Sequence[int], *, causal: bool = False
 ) -> NDArray[np.float64] | sympy.Matrix:
-    """Transport around a closed loop of token positions (:doc:`/book/notes/transport`).
+    """Transport around a closed loop of token positions (:doc:`/book/notes/transport/holonomy`).
 
     With ``τ(j → i)`` the map from position ``j`` to position ``i``, the holonomy of the loop
     ``p_0 → p_1 → … → p_m = p_0`` is ``τ(p_{m−1} → p_m) ⋯ τ(p_0 → p_1)`` (the first step
