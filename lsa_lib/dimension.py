@@ -3,15 +3,20 @@
 The dimension of the neuromanifold is the generic rank of the Jacobian of ``W ↦ φ_W``
 (:func:`exact_dimension`, :func:`float_dimension`). The closed formulas:
 
-* one layer [HMK25]: ``2ad + dd' − a² − 1`` if ``a ≤ d``, else ``d² + dd' − 1``;
-* equal widths ``δ``, ``a_i ≤ δ`` [HMK25, as reported]: ``δ² + Σ_i a_i (2δ − a_i) − l``;
-* general widths (the book's, certified on grids): with ``r_i = min(a_i, d_{i-1})``,
+* one layer [HMK25, as reported]: ``2ad + dd' − a² − 1`` if ``a ≤ d``, else ``d² + dd' − 1``;
+* equal widths ``δ`` with one attention dimension ``a`` in every layer (the configuration of
+  the paper's Figure 3 and of the authors' script): ``δ² + l·a(2δ − a) − l``; the book's
+  per-layer form ``δ² + Σ_i a_i (2δ − a_i) − l`` holds unless some ``a_i = 1`` is followed by a
+  later ``a_j ≥ 2`` (certified on grids);
+* general widths (the book's, certified on grids; :doc:`/book/notes/general_widths`): with
+  ``r_i = min(a_i, d_{i-1})``,
   ``d_l d_{l-1} + Σ_{i<l} d_i (d_{i-1} − d_i) + Σ_i r_i (2 d_{i-1} − r_i) − l``;
 
-plus ``l`` with a normalizer (one softmax layer as reported; deep equal widths: Conjecture 3.10
-and Eq. 16 of [HMK25]). :func:`expected_dimension` refuses architectures outside the formulas'
-hypotheses (:func:`failed_hypotheses`); where the general formula over-counts,
-:func:`extra_fiber_directions` writes down the fiber directions beyond the three symmetries.
+plus ``l`` with a normalizer (one softmax layer as reported; for the paper's configurations the
+formula plus ``l`` gives the "Expected" values of the paper's Eq. 16). :func:`expected_dimension`
+refuses architectures outside the formulas' hypotheses (:func:`failed_hypotheses`); where the
+general formula over-counts, :func:`extra_fiber_directions` writes down the fiber directions
+beyond the three symmetries.
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ __all__ = [
 def general_width_formula(
     widths: Sequence[int], attn: Sequence[int], normalizer: str | None = None
 ) -> int:
-    """The general-width formula's value, its hypotheses unchecked (:doc:`/book/04_dimension`).
+    """The general-width formula's value, its hypotheses unchecked.
+
+    Explained in :doc:`/book/notes/general_widths`.
 
     ``d_l d_{l-1} + Σ_{i=1}^{l-1} d_i (d_{i-1} − d_i) + Σ_{i=1}^{l} r_i (2 d_{i-1} − r_i) − l``
     with ``r_i = min(a_i, d_{i-1})``, plus ``l`` with a normalizer. The right-hand side of a
@@ -76,7 +83,7 @@ def seen_dimension(widths: Sequence[int], attn: Sequence[int], i: int) -> int:
     ``min(d_i, d_{i+1} + 2 r_{i+1}, min(d_i, …, d_l) + 2 Σ_{j>i} r_j)`` with
     ``r_j = min(a_j, d_{j-1})``: the rows of ``V_{i+1}, K_{i+1}, Q_{i+1}``, and further on the
     rows of ``V_l ⋯ V_{i+1}`` and the later attention matrices. Explained in
-    :doc:`/book/04_dimension` (the counterexample ``(5, 4, 1)``).
+    :doc:`/book/notes/general_widths` (the counterexample ``(5, 4, 1)``).
 
     Parameters
     ----------
@@ -107,8 +114,9 @@ def failed_hypotheses(
     collapses the tokens to a line, and the later one then loses its antisymmetric directions,
     which are zero when ``a_j = 1``), (4) every narrowing hidden layer fully read by the later
     ones (:func:`seen_dimension`). With a
-    normalizer and ``l ≥ 2``: equal widths ``δ`` with ``a_i ≤ δ`` (Conjecture 3.10).
-    Explained in :doc:`/book/04_dimension`.
+    normalizer and ``l ≥ 2``: equal widths ``δ`` with ``a_i ≤ δ`` (the dimension the
+    paper's Conjecture 3.10 predicts, :doc:`/book/06_softmax`). Explained in
+    :doc:`/book/04_dimension/counterexamples` and :doc:`/book/notes/general_widths`.
 
     Parameters
     ----------
@@ -134,7 +142,8 @@ def failed_hypotheses(
         if any(x != w[0] for x in w) or any(x > w[0] for x in a):
             failed.append(
                 "for normalized networks with l ≥ 2 only equal widths d_0 = … = d_l = δ with "
-                f"a_i ≤ δ are covered (Conjecture 3.10); got widths {w}, attn {a}"
+                f"a_i ≤ δ are covered (the dimension the paper's Conjecture 3.10 predicts); got "
+                f"widths {w}, attn {a}"
             )
         return failed
     if any(w[i] < w[i + 1] for i in range(l - 1)):
@@ -181,7 +190,8 @@ def expected_dimension(
     t : int
         Tokens per input (``t ≥ 2`` required).
     normalizer : str, optional
-        One more dimension per layer; for ``l ≥ 2`` that is Conjecture 3.10 of [HMK25].
+        One more dimension per layer; for ``l ≥ 2`` that is the dimension the paper's
+        Conjecture 3.10 predicts (for its configurations, the "Expected" values of Eq. 16).
 
     Returns
     -------
@@ -229,7 +239,8 @@ def extra_fiber_directions(
     """Directions along which the function does not change, beyond the three symmetries.
 
     Polynomial with integer coefficients in the weights (so they tighten the exact engine's
-    upper bound). Explained in :doc:`/book/04_dimension` (the certified counterexamples):
+    upper bound). Explained in :doc:`/book/04_dimension/counterexamples` and
+    :doc:`/book/notes/general_widths` (the certified counterexamples):
 
     * **token-rank collapse** (lightning only): after a layer with ``a_i = 1`` (``i < l``),
       every later layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and
@@ -308,8 +319,9 @@ def exact_dimension(
 
     :func:`lsa_lib.rank.exact_rank` of :func:`lsa_lib.symmetries.network_parametrization`:
     for lightning networks modulo a prime at a random integer point (explained in
-    :doc:`/book/04_dimension`), for normalized ones (softmax) with a lower bound proven in ball
-    arithmetic at a random float point (explained in :doc:`/book/06_softmax`).
+    :doc:`/book/04_dimension` and :doc:`/book/notes/rank_engine`), for normalized ones
+    (softmax) with a lower bound proven in ball arithmetic at a random float point (explained
+    in :doc:`/book/06_softmax`).
 
     Parameters
     ----------
@@ -382,7 +394,8 @@ def float_dimension(
 
     :func:`lsa_lib.rank.float_rank` of :func:`lsa_lib.symmetries.network_parametrization`, at
     ``weight_scale`` times standard normal weights, on random normal inputs. Explained in
-    :doc:`/book/04_dimension` (lightning) and :doc:`/book/06_softmax` (Figure 3, float32).
+    :doc:`/book/04_dimension/float_failure` and :doc:`/book/notes/rank_engine` (lightning) and
+    :doc:`/book/06_softmax` (Figure 3, float32).
 
     Parameters
     ----------

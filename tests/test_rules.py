@@ -113,3 +113,59 @@ def test_a_rule_whose_domain_is_too_wide_fails():
     assert general_width_formula((5, 3, 3, 4), (1, 2, 2)) == 40
     assert check_rule(wide, cases).disagree_inside
     assert not check_rule(rule("general widths"), cases).disagree_inside
+
+
+# the named cases of chapters 3 and 4 and of the research note on general widths, with their
+# certified dimensions (t = 3), against the rules that state them
+NAMED = [
+    ("equal widths, common a", (4, 4, 4), (3, 3), 44),
+    ("equal widths, common a", (3, 3, 3, 3, 3), (2, 2, 2, 2), 37),
+    ("bottleneck, common a", (4, 3, 3, 4), (2, 2, 2), 40),
+    ("bottleneck, common a", (5, 3, 3, 4), (2, 2, 2), 47),
+    ("bottleneck, common a", (5, 3, 3, 4), (1, 1, 1), 34),
+    ("equal widths, per layer", (3, 3, 3), (1, 1), 17),
+    ("equal widths, per layer", (4, 4, 4, 4), (2, 1, 1), 39),
+    ("equal widths, per layer", (4, 4, 4, 4, 4), (2, 3, 2, 3), 66),
+    ("seen-dimension correction", (5, 4, 1), (2, 1), 28),
+    ("seen-dimension correction", (7, 6, 1, 1), (2, 2, 1), 53),
+    ("seen-dimension correction", (7, 5, 1), (2, 1), 42),
+]
+
+
+@pytest.mark.parametrize("name, widths, attn, dim", NAMED, ids=lambda x: str(x))
+def test_the_chapters_named_cases(name, widths, attn, dim):
+    r = rule(name)
+    cert = r.certificate(widths=widths, attn=attn, t=3)
+    assert cert.certified and cert.rank == dim
+    assert r.value(widths=widths, attn=attn, t=3) == dim
+
+
+@pytest.mark.parametrize(
+    "name, widths, attn",
+    [
+        ("equal widths, common a", (3, 3, 3), (1, 2)),  # mixed attention dimensions
+        ("equal widths, common a", (2, 2, 2), (3, 3)),  # a > δ
+        ("bottleneck, common a", (5, 3, 3, 4), (1, 2, 2)),  # the literal reading's failure
+        ("equal widths, per layer", (3, 3, 3), (1, 2)),  # a_1 = 1 before a_2 = 2
+        ("equal widths, per layer", (4, 3, 3), (2, 2)),  # unequal widths
+        ("seen-dimension correction", (5, 3, 3, 4), (1, 2, 2)),  # collapse
+        ("seen-dimension correction", (2, 3, 2), (2, 1)),  # a widening hidden layer
+        ("seen-dimension correction", (3, 3), (2,)),  # one layer
+    ],
+)
+def test_the_book_rules_refuse_outside_their_domains(name, widths, attn):
+    assert rule(name).value(widths=widths, attn=attn, t=3) is None
+    assert rule(name).value(widths=(3, 3, 3), attn=(2, 2), t=1) is None  # one token
+
+
+def test_the_per_layer_domain_needs_its_collapse_clause():
+    """Without 'no a_i = 1 followed by a later a_j ≥ 2' the per-layer rule is refuted."""
+    from dataclasses import replace
+
+    def too_wide(widths, attn, t):
+        return t >= 2 and len(set(widths)) == 1 and max(attn) <= widths[0]
+
+    wide = replace(rule("equal widths, per layer"), in_domain=too_wide)
+    cases = [({"widths": (3, 3, 3), "attn": (1, 2), "t": 3}, 18)]
+    assert check_rule(wide, cases).disagree_inside
+    assert not check_rule(rule("equal widths, per layer"), cases).disagree_inside
