@@ -465,7 +465,7 @@ def _residual_cases(rng: np.random.Generator) -> list[dict[str, Any]]:
         attn = tuple(_draw(rng, 1, d + 1) for _ in range(_draw(rng, 1, 3)))
         return {"d": d, "attn": attn, "t": int(rng.choice([2, 3, 4]))}
 
-    return _small(rng, 10, draw, lambda d, attn, t: sum(2 * a * d + d * d for a in attn) <= 110)
+    return _small(rng, 20, draw, lambda d, attn, t: sum(2 * a * d + d * d for a in attn) <= 110)
 
 
 # several heads -----------------------------------------------------------------------------
@@ -493,7 +493,7 @@ def _summed_cases(rng: np.random.Generator) -> list[dict[str, Any]]:
             "t": int(rng.choice([2, 3, 4])),
         }
 
-    return _small(rng, 10, draw, lambda d, d_out, a, H, t: H * (2 * a * d + d * d_out) <= 150)
+    return _small(rng, 20, draw, lambda d, d_out, a, H, t: H * (2 * a * d + d * d_out) <= 150)
 
 
 def _output_count(d: int, d_out: int, heads: Any, t: int) -> int:
@@ -575,7 +575,7 @@ def _fixed_cases(rng: np.random.Generator) -> list[dict[str, Any]]:
             "t": int(rng.choice([2, 3])),
         }
 
-    return _small(rng, 8, draw, lambda d, d_out, rotations, a, t: 2 * a * d + d * d_out <= 60)
+    return _small(rng, 16, draw, lambda d, d_out, rotations, a, t: 2 * a * d + d * d_out <= 60)
 
 
 def _learned_formula(d: int, d_out: int, a: int, t: int) -> int:
@@ -601,7 +601,7 @@ def _connection_cases(rng: np.random.Generator) -> list[dict[str, Any]]:
         }
 
     return _small(
-        rng, 10, draw, lambda d, d_out, a, t: 2 * a * d + d * d_out + (2 * t - 1) * a * a <= 100
+        rng, 24, draw, lambda d, d_out, a, t: 2 * a * d + d * d_out + (2 * t - 1) * a * a <= 100
     )
 
 
@@ -720,7 +720,7 @@ _VARIANT_RULES: list[Rule] = [
         in_domain=_lightning_heads_domain,
         formula=lambda d, d_out, heads, t: _output_count(d, d_out, heads, t) - len(heads),
         certify=lambda d, d_out, heads, t: _output_dimension(d, d_out, heads, t, None),
-        cases=lambda rng: _output_cases(rng, 12, 120),
+        cases=lambda rng: _output_cases(rng, 24, 120),
     ),
     Rule(
         name="transport by a fixed rotation",
@@ -782,7 +782,7 @@ _VARIANT_RULES: list[Rule] = [
         formula=_content_formula,
         certify=lambda d, d_out, a, t: exact_rank(metric.metric_parametrization(d, d_out, a, t)),
         cases=lambda rng: [
-            {k: v for k, v in c.items() if k != "r"} for c in _tensor_cases(rng, 8, 60)
+            {k: v for k, v in c.items() if k != "r"} for c in _tensor_cases(rng, 16, 60)
         ],
     ),
     Rule(
@@ -799,7 +799,7 @@ _VARIANT_RULES: list[Rule] = [
         certify=lambda d, d_out, a, r, t: exact_rank(
             metric.riemannian_parametrization(d, d_out, a, r, t=t)
         ),
-        cases=lambda rng: _tensor_cases(rng, 12, 90),
+        cases=lambda rng: _tensor_cases(rng, 24, 90),
     ),
     Rule(
         name="metric tensor, softmax",
