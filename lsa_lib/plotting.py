@@ -151,7 +151,7 @@ def plot_signed_matrix(
     """A heat map of a matrix with signs: red positive, blue negative, white zero.
 
     Explained in :doc:`/book/02_fibers/swap` (also used in :doc:`/book/03_symmetries` and
-    :doc:`/book/07_beyond`).
+    :doc:`/book/notes/transport`).
 
     Parameters
     ----------
