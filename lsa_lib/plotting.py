@@ -161,7 +161,7 @@ def plot_signed_matrix(
     """A heat map of a matrix with signs: red positive, blue negative, white zero.
 
     Explained in :doc:`/book/02_fibers/swap` (also used in :doc:`/book/03_symmetries` and
-    :doc:`/book/07_beyond`).
+    :doc:`/book/notes/transport`).
 
     Parameters
     ----------
@@ -355,7 +355,7 @@ def plot_umbrella_slice(
 ) -> Figure:
     """Draw :func:`lsa_lib.m212.umbrella_slice` as a surface with the singular curve in gold.
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/05_singularities/m212`.
 
     Parameters
     ----------

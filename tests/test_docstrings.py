@@ -129,10 +129,11 @@ def test_public_names_are_few_and_unique():
     # 89 names after the reorganisation; + 4 for chapter 7's follow-up (multi-head attention,
     # metric tensor, holonomy), + 3 for lsa_lib.invariants (chapter 5), + 5 for lsa_lib.rules,
     # + 3 for chapter 2 (the fiber results FiberReading, FiberCertificate that print the
-    # fiber, and plot_fiber_sketch), + 4 for the named tolerances NOT_A_SYMMETRY, SAME_RTOL,
-    # M212_TOL and output_changes (the symmetry check the chapters repeat); moving a name
-    # between modules does not add one
-    assert len(names) <= 108
+    # fiber, and plot_fiber_sketch), + 2 for the research notes (affine_metric_parametrization
+    # and moves_possible, moved out of chapter 7's notebook into the library), + 4 for the
+    # named tolerances NOT_A_SYMMETRY, SAME_RTOL, M212_TOL and output_changes (the symmetry
+    # check the chapters repeat); moving a name between modules does not add one
+    assert len(names) <= 110
 
 
 MENTION = re.compile(r"lsa_lib(?:\.[A-Za-z_]\w*)+")

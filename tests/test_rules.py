@@ -169,3 +169,37 @@ def test_the_per_layer_domain_needs_its_collapse_clause():
     cases = [({"widths": (3, 3, 3), "attn": (1, 2), "t": 3}, 18)]
     assert check_rule(wide, cases).disagree_inside
     assert not check_rule(rule("equal widths, per layer"), cases).disagree_inside
+
+
+def test_the_softmax_formula_needs_its_fully_read_clause():
+    """Counterexample (b) holds for softmax too: the formula + l over-counts at (5, 4, 1)."""
+    from dataclasses import replace
+
+    from lsa_lib.dimension import exact_dimension
+
+    def too_wide(widths, attn, t):  # the softmax formula without "every hidden layer fully read"
+        return t >= 2 and all(widths[i] >= widths[i + 1] for i in range(len(attn) - 1))
+
+    for widths, softmax, lightning in [((5, 4, 1), 30, 28), ((6, 4, 1), 37, 35)]:
+        case = {"widths": widths, "attn": (2, 1), "t": 3}
+        cert = exact_dimension(widths, (2, 1), 3, "exp", beyond_symmetries=True)
+        light = exact_dimension(widths, (2, 1), 3, beyond_symmetries=True)
+        assert cert.certified and cert.rank == softmax
+        assert light.certified and light.rank == lightning
+        wide = replace(rule("softmax formula"), in_domain=too_wide)
+        assert check_rule(wide, [(case, cert.rank)]).disagree_inside
+        assert rule("softmax formula").value(**case) is None
+        # softmax = lightning + l there, and the rule that says so gives the certified value
+        assert rule("softmax lightning plus l").value(**case) == light.rank + 2 == cert.rank
+
+
+def test_softmax_lightning_plus_l_excludes_token_collapse():
+    """Counterexample (a) is not inherited: (5, 3, 3, 4), a = (1, 2, 2) has softmax 43, lightning 36."""
+    from lsa_lib.dimension import exact_dimension
+
+    case = {"widths": (5, 3, 3, 4), "attn": (1, 2, 2), "t": 3}
+    soft = exact_dimension(*case.values(), "exp")
+    light = exact_dimension(*case.values(), beyond_symmetries=True)
+    assert soft.certified and light.certified and soft.rank != light.rank + 3
+    assert rule("softmax lightning plus l").value(**case) is None
+    assert rule("softmax formula").value(**case) == soft.rank == 43

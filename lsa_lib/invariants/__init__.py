@@ -1,4 +1,4 @@
-"""Algebraic invariants of one output coordinate (:doc:`/book/05_singularities`).
+"""Algebraic invariants of one output coordinate (:doc:`/book/notes/invariants`).
 
 With one output row (``d' = 1``, ``V = vᵀ``) the entry of ``φ(X) = V X Xᵀ A X`` in column
 ``j`` is a cubic form in the entries ``x_{k,n}`` of ``X``. Alexandr, Duan and Montúfar take its

@@ -207,7 +207,7 @@ def scaled_coordinates(F: ArrayLike, t: int, *, target: int = 1) -> dict[Label, 
     Column ``target`` of the single output row is ``Σ F[p, q, r] (X Xᵀ)[p, q] X[r, target]``;
     each of its coefficients (a coefficient of a monomial in the entries of ``X``), divided by
     the number of weight monomials it is a sum of, is one coordinate. Explained in
-    :doc:`/book/05_singularities`.
+    :doc:`/book/notes/invariants`.
 
     Parameters
     ----------

@@ -308,7 +308,7 @@ def variety_counts(
     """How many coordinates, linear relations, dimensions (and degree) one output coordinate has.
 
     The variety is the closure of the set of coordinates (:func:`scaled_coordinates`) of the
-    points of ``M_{d,1,a}``. Explained in :doc:`/book/05_singularities`.
+    points of ``M_{d,1,a}``. Explained in :doc:`/book/notes/invariants`.
 
     Parameters
     ----------

@@ -320,7 +320,7 @@ def invariant_values(
     Each family is a list of polynomials in the coordinates that vanish on the neuromanifold;
     this returns their values. Every value is ``0`` at the coordinates of a point of
     ``M_{d,1,a}``; a point off it makes some value non-zero. Explained in
-    :doc:`/book/05_singularities`.
+    :doc:`/book/notes/invariants`.
 
     Parameters
     ----------
