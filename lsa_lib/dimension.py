@@ -223,17 +223,21 @@ def _orthogonal_vectors(S: list[list[int]], n: int) -> list[list[int]]:
     return out
 
 
-def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.object_]:
+def extra_fiber_directions(
+    layers: Sequence[Layer], t: int = 3, *, normalizer: str | None = None
+) -> NDArray[np.object_]:
     """Directions along which the function does not change, beyond the three symmetries.
 
     Polynomial with integer coefficients in the weights (so they tighten the exact engine's
     upper bound). Explained in :doc:`/book/04_dimension` (the certified counterexamples):
 
-    * **token-rank collapse**: after a layer with ``a_i = 1`` (``i < l``), every later layer
-      ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and ``(0, N Q_j)`` with
-      ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with ``t = 1``: every layer);
-    * **unread hidden directions**: for integer ``w`` orthogonal to the rows of ``V_{i+1}``,
-      ``K_{i+1}``, ``Q_{i+1}`` and every unit ``e_c``, ``δV_i = w e_cᵀ`` changes nothing.
+    * **token-rank collapse** (lightning only): after a layer with ``a_i = 1`` (``i < l``),
+      every later layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and
+      ``(0, N Q_j)`` with ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with
+      ``t = 1``: every layer);
+    * **unread hidden directions** (every normalizer): for integer ``w`` orthogonal to the
+      rows of ``V_{i+1}``, ``K_{i+1}``, ``Q_{i+1}`` and every unit ``e_c``, ``δV_i = w e_cᵀ``
+      changes nothing (layer ``i + 1`` reads its input only through those rows).
 
     Parameters
     ----------
@@ -241,6 +245,9 @@ def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.ob
         Integer-valued weights.
     t : int
         Tokens per input.
+    normalizer : str, optional
+        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS`: then only the
+        families that are exact symmetries of the normalized network are returned.
 
     Returns
     -------
@@ -248,6 +255,7 @@ def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.ob
         Rows in the order ``Q_1, K_1, V_1, Q_2, …``.
     """
     t = _checks.tokens(t)
+    normalized = _normalizer(normalizer) is not None
     mats = [
         tuple(_checks.integer_matrix(M, f"{n} of layer {i}").tolist() for n, M in zip("QKV", L))
         for i, L in enumerate(_checks.exact_layers(layers), start=1)
@@ -255,6 +263,8 @@ def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.ob
     offsets = np.cumsum([0] + [2 * len(Q) * len(Q[0]) + len(V) * len(V[0]) for Q, _, V in mats])
     P, l, rows = int(offsets[-1]), len(mats), []
     first = 0 if t == 1 else next((i + 1 for i, m in enumerate(mats[:-1]) if len(m[0]) == 1), l)
+    if normalized:  # a normalized layer does not collapse its tokens
+        first = l
     for j in range(first, l):
         Q, K, _ = mats[j]
         a, d = len(Q), len(Q[0])
@@ -310,10 +320,11 @@ def exact_dimension(
     normalizer : str, optional
         None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS`.
     beyond_symmetries : bool
-        Lightning only: subtract :func:`extra_fiber_directions` too in the upper bound, and use
-        ``⌈3P / (d_l t)⌉ + 2`` inputs by default (architectures whose outputs carry less
-        information per input still get a tight lower bound); if the bounds do not meet, the
-        engine's own rounds of inputs are tried too and the better bounds kept.
+        Subtract :func:`extra_fiber_directions` (those of the normalizer, if any) too in the
+        upper bound. Lightning: use ``⌈3P / (d_l t)⌉ + 2`` inputs by default (architectures
+        whose outputs carry less information per input still get a tight lower bound); if the
+        bounds do not meet, the engine's own rounds of inputs are tried too and the better
+        bounds kept.
     seed : int
         Seeds the point, the inputs and the compression.
     n_inputs : int, optional
@@ -328,8 +339,6 @@ def exact_dimension(
     t = _checks.tokens(t)
     param = network_parametrization(w, a, t, normalizer)
     if _checks.flag(beyond_symmetries, "beyond_symmetries"):
-        if normalizer is not None:
-            raise ValueError("beyond_symmetries applies to lightning networks (normalizer=None)")
         n = len(a)
 
         def generators(params: Sequence[Any]) -> NDArray[np.object_]:
@@ -337,14 +346,14 @@ def exact_dimension(
                 tuple(np.asarray(M).astype(np.int64) for M in params[3 * i : 3 * i + 3])
                 for i in range(n)
             ]
-            known = symmetry_generators(layers).astype(object)
-            extra = extra_fiber_directions(layers, t)
+            known = symmetry_generators(layers, normalizer).astype(object)
+            extra = extra_fiber_directions(layers, t, normalizer=normalizer)
             return np.concatenate([known, extra]) if extra.shape[0] else known
 
         param = replace(
             param, name=param.name + " (with extra fiber directions)", generators=generators
         )
-        if n_inputs is None:
+        if n_inputs is None and normalizer is None:
             generous = -(-3 * parameter_count(w, a) // (w[-1] * t)) + 2
             cert = exact_rank(param, seed=seed, n_inputs=generous)
             if cert.certified:
