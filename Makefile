@@ -52,7 +52,7 @@ pdf: $(STAMP) $(NOEXEC)
 	@echo "PDF: _build/latex/book.pdf"
 
 browser-check: $(STAMP)
-	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py tests/test_claims.py
+	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py tests/test_claims.py tests/test_moved.py
 
 # Fresh environments built from the readers' files alone: Binder's, a Colab-like runtime where the
 # chapters' set-up cell installs lsa_lib from a local clone, and `pip install .` (see the tests).

@@ -68,6 +68,10 @@ class Rule:
     cases : callable, optional
         ``cases(rng) -> list of dict``: a random sample of cases in and just outside the domain.
         Default for deep networks: :func:`architecture_cases`.
+    near : callable, optional
+        ``near(**case) -> bool`` for a case outside the domain: is it *just* outside (it
+        breaks one clause of the domain)? The ledger counts how many certified cases just
+        outside disagree with the formula. Default: every case outside the domain.
     """
 
     name: str
@@ -79,6 +83,7 @@ class Rule:
     formula: Callable[..., int]
     certify: Callable[..., ExactRank] | None = None
     cases: Callable[[np.random.Generator], list[dict[str, Any]]] | None = None
+    near: Callable[..., bool] | None = None
 
     def value(self, **case: Any) -> int | None:
         """The rule's value on its domain, ``None`` outside it."""
@@ -96,7 +101,7 @@ class Rule:
             case["attn"],
             case["t"],
             normalizer,
-            beyond_symmetries=normalizer is None,
+            beyond_symmetries=True,
         )
 
     def sample(self, rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -114,7 +119,7 @@ class RuleCheck:
 
     ``inside`` certified cases lie in the domain, of which ``disagree_inside`` (the
     counterexamples: must be empty) differ from the formula; ``outside`` certified cases lie
-    outside it, of which ``disagree_outside`` differ.
+    just outside it (:attr:`Rule.near`), of which ``disagree_outside`` differ.
     """
 
     rule: str
@@ -144,7 +149,7 @@ def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
             inside += 1
             if rule.formula(**case) != value:
                 bad.append(dict(case))
-        else:
+        elif rule.near is None or rule.near(**case):
             outside += 1
             try:
                 differs = rule.formula(**case) != value
@@ -192,8 +197,25 @@ def _lightning_domain(widths: Any, attn: Any, t: int) -> bool:
     return not failed_hypotheses(widths, attn, t)
 
 
+def _lightning_near(widths: Any, attn: Any, t: int) -> bool:
+    return len(failed_hypotheses(widths, attn, t)) == 1
+
+
 def _one_layer(widths: Any, attn: Any, t: int) -> bool:
     return len(attn) == 1 and t >= 2
+
+
+def _one_layer_near(widths: Any, attn: Any, t: int) -> bool:
+    return len(attn) == 1
+
+
+def _one_layer_cases(rng: np.random.Generator, n: int = 12) -> list[dict[str, Any]]:
+    """One-layer architectures with ``d, d', a`` in ``1..6`` and ``t`` in ``{1, 2, 4}``."""
+    out = []
+    for _ in range(n):
+        d, d_out, a = (int(x) for x in rng.integers(1, 7, size=3))
+        out.append({"widths": (d, d_out), "attn": (a,), "t": int(rng.choice([1, 2, 4]))})
+    return out
 
 
 RULES: list[Rule] = [
@@ -205,6 +227,8 @@ RULES: list[Rule] = [
         domain_text="one layer, t ≥ 2 tokens",
         in_domain=_one_layer,
         formula=_lightning_formula,
+        near=_one_layer_near,
+        cases=_one_layer_cases,
     ),
     Rule(
         name="general widths",
@@ -217,6 +241,7 @@ RULES: list[Rule] = [
         ),
         in_domain=_lightning_domain,
         formula=_lightning_formula,
+        near=_lightning_near,
     ),
     Rule(
         name="softmax one layer",
@@ -226,6 +251,8 @@ RULES: list[Rule] = [
         domain_text="one layer, t ≥ 2 tokens",
         in_domain=_one_layer,
         formula=_softmax_formula,
+        near=_one_layer_near,
+        cases=_one_layer_cases,
     ),
 ]
 

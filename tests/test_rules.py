@@ -83,6 +83,22 @@ def test_rule_holds_on_a_fresh_certified_sample(r):
     )
 
 
+def test_the_ledgers_rule_counts_are_current():
+    """site_data/rules.json (the ledger's table) lists every rule, with today's atlas counts."""
+    import json
+
+    stored = json.loads((ROOT / "site_data" / "rules.json").read_text())
+    assert set(stored) == {r.name for r in RULES}, (
+        "site_data/rules.json is stale: run tools/check_rules.py"
+    )
+    for r in ATLAS_RULES:
+        check = check_rule(r, certified_atlas_cases(r.model))
+        counts = {"inside": check.inside, "outside": check.outside}
+        counts["disagree_outside"] = check.disagree_outside
+        assert stored[r.name]["atlas"] == counts, f"{r.name}: run tools/check_rules.py"
+        assert stored[r.name]["domain"] == r.domain_text and stored[r.name]["label"] == r.label
+
+
 def test_a_rule_whose_domain_is_too_wide_fails():
     """The check bites: the general-width formula without its token-collapse clause."""
     from dataclasses import replace
