@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import flint
 import numpy as np
@@ -40,6 +40,8 @@ __all__ = [
     "FIBER_FAMILIES",
     "extra_fiber_directions",
     "fiber_upper_bound",
+    "FiberBounds",
+    "needed_fiber_families",
     "exact_dimension",
     "float_dimension",
 ]
@@ -136,13 +138,17 @@ def failed_hypotheses(
     if _normalizer(normalizer) is not None:
         if any(x != w[0] for x in w) or any(x > w[0] for x in a):
             failed.append(
-                "for normalized networks with l ≥ 2 only equal widths d_0 = … = d_l = δ with "
-                f"a_i ≤ δ are covered (Conjecture 3.10); got widths {w}, attn {a}"
+                "for deep normalized networks the book states the formula plus l only for equal "
+                "widths d_0 = … = d_l = δ with every a_i ≤ δ (its reading of the paper's Eq. 16, "
+                "the dimension the paper's Conjecture 3.10 predicts); here the widths are "
+                f"{_words(w)} and the attention dimensions {_words(a)}"
             )
         return failed
     if any(w[i] < w[i + 1] for i in range(l - 1)):
+        i = next(i for i in range(l - 1) if w[i] < w[i + 1])
         failed.append(
-            f"non-increasing input and hidden widths d_0 ≥ … ≥ d_{{l-1}} are required, got {w[:l]}"
+            "non-increasing input and hidden widths d_0 ≥ … ≥ d_{l-1} are required, but layer "
+            f"{i + 1} widens: d_{i + 1} = {w[i + 1]} > d_{i} = {w[i]}"
         )
     collapse = next((i for i in range(l - 1) if a[i] == 1), None)
     later = [j + 1 for j in range(l) if collapse is not None and j > collapse and a[j] >= 2]
@@ -161,6 +167,12 @@ def failed_hypotheses(
                     "directions"
                 )
     return failed
+
+
+def _words(values: Sequence[int]) -> str:
+    """'4, 3, 3 and 4', for messages."""
+    text = [str(v) for v in values]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
 
 
 def _layers(indices: Sequence[int]) -> str:
@@ -438,6 +450,33 @@ def _fiber_generators(
     return generators
 
 
+def _fiber_rows(
+    widths: tuple[int, ...], attn: tuple[int, ...], t: int, normalizer: str | None, seed: int
+) -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]]]:
+    """At a random integer point: the symmetries' tangents and each family's rows, mod ``p``."""
+    p = _modp.DEFAULT_PRIME
+    rng = np.random.default_rng(_checks.seed(seed))
+    shapes = [s for layer in _checks.layer_shapes(widths, attn) for s in layer]
+    point = [rng.integers(0, p, size=s) for s in shapes]
+    layers = [tuple(point[3 * i : 3 * i + 3]) for i in range(len(attn))]
+    sym = np.mod(symmetry_generators(layers, normalizer), p).astype(np.float64)
+    rows = {}
+    for f in FIBER_FAMILIES:
+        E = extra_fiber_directions(layers, t, normalizer=normalizer, families=(f,))
+        if E.shape[0]:
+            rows[f] = (E % p).astype(np.float64)  # exact Python integers, reduced
+    return sym, rows
+
+
+def _stacked_rank(blocks: Sequence[NDArray[np.float64]]) -> int:
+    """The rank modulo the prime of residue blocks stacked on each other (small: flint)."""
+    blocks = [b for b in blocks if b.shape[0]]
+    if not blocks:
+        return 0
+    M = np.concatenate(blocks).astype(np.int64)
+    return int(flint.nmod_mat(*M.shape, M.ravel().tolist(), _modp.DEFAULT_PRIME).rank())
+
+
 def fiber_upper_bound(
     widths: Sequence[int],
     attn: Sequence[int],
@@ -482,16 +521,70 @@ def fiber_upper_bound(
     w, a = _checks.architecture(widths, attn)
     t = _checks.tokens(t)
     _normalizer(normalizer)
-    chosen = None if families is None else _families(families)
-    rng = np.random.default_rng(_checks.seed(seed))
-    shapes = [s for layer in _checks.layer_shapes(w, a) for s in layer]
-    point = [rng.integers(0, _modp.DEFAULT_PRIME, size=s) for s in shapes]
-    G = _fiber_generators(w, a, t, normalizer, chosen)(point)
+    chosen = FIBER_FAMILIES if families is None else _families(families)
+    sym, rows = _fiber_rows(w, a, t, normalizer, seed)
     P = parameter_count(w, a)
-    if G.shape[0] == 0:
-        return P
-    p = _modp.DEFAULT_PRIME
-    return P - _modp.rank_mod_p(_modp.as_residues(G, p, "fiber directions"), p)
+    return P - _stacked_rank([sym] + [rows[f] for f in chosen if f in rows])
+
+
+class FiberBounds(NamedTuple):
+    """Upper bounds with and without the fiber families (:func:`needed_fiber_families`)."""
+
+    symmetries: int
+    """``P`` minus the rank of the symmetries' tangents alone."""
+    families: int
+    """``P`` minus the rank of the symmetries' tangents and every family's directions."""
+    needed: tuple[str, ...]
+    """The families without which the second bound would be higher (see the function)."""
+
+
+def needed_fiber_families(
+    widths: Sequence[int],
+    attn: Sequence[int],
+    t: int = 3,
+    normalizer: str | None = None,
+    *,
+    seed: int = 0,
+) -> FiberBounds:
+    """Which of the fiber families the upper bound needs, at one random integer point.
+
+    Explained in the research note on widening layers (``book/notes/widening``): the atlas says
+    for each entry which families closed its bounds.
+
+    Parameters
+    ----------
+    widths, attn : sequence of int
+    t : int
+    normalizer : str, optional
+    seed : int
+        Seeds the point.
+
+    Returns
+    -------
+    FiberBounds
+        ``needed`` is empty when the symmetries alone give the bound; otherwise the families
+        without which the bound would be higher, or, where none is indispensable on its own
+        (two families overlap), every family that lowers the symmetries' bound by itself.
+
+    Examples
+    --------
+    >>> needed_fiber_families((5, 4, 1), (2, 1))
+    FiberBounds(symmetries=29, families=28, needed=('unread',))
+    """
+    w, a = _checks.architecture(widths, attn)
+    t = _checks.tokens(t)
+    _normalizer(normalizer)
+    sym, rows = _fiber_rows(w, a, t, normalizer, seed)
+    P = parameter_count(w, a)
+    base = _stacked_rank([sym])
+    helping = [f for f in rows if _stacked_rank([sym, rows[f]]) > base]
+    best = _stacked_rank([sym] + [rows[f] for f in helping])
+    if len(helping) <= 1:
+        return FiberBounds(P - base, P - best, tuple(helping))
+    needed = [
+        f for f in helping if _stacked_rank([sym] + [rows[g] for g in helping if g != f]) < best
+    ]
+    return FiberBounds(P - base, P - best, tuple(needed or helping))
 
 
 def exact_dimension(
