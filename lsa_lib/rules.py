@@ -236,8 +236,8 @@ RULES: list[Rule] = [
         model="lightning",
         statement="the general-width formula gives the dimension of a deep lightning network",
         domain_text=(
-            "t ≥ 2; non-increasing input and hidden widths; no a_i = 1 followed by a later "
-            "a_j ≥ 2; every narrowing hidden layer fully read by the later layers"
+            "t ≥ 2; non-increasing input and hidden widths; no aᵢ = 1 followed by a later "
+            "aⱼ ≥ 2; every narrowing hidden layer fully read by the later layers"
         ),
         in_domain=_lightning_domain,
         formula=_lightning_formula,
