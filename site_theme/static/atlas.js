@@ -319,6 +319,17 @@
     result.replaceChildren(el("table", { class: "atlas-table", "data-key": key }, el("tbody", {}, ...rows)));
   }
 
+  // the certified entries per depth, under the page's explanation (from the index)
+  function renderCounts() {
+    const box = document.getElementById("atlas-counts");
+    if (!box || !index.counts) return;
+    const head = el("tr", {}, ...["Layers", "Entries", "Lightning certified", "Softmax certified"].map((t) => el("th", { scope: "col", text: t })));
+    const body = Object.entries(index.counts).map(([depth, c]) =>
+      el("tr", {}, ...[depth, c.entries, c.lightning, c.softmax].map((v) => el("td", { text: String(v) })))
+    );
+    box.replaceChildren(el("table", { class: "atlas-table atlas-counts-table" }, el("thead", {}, head), el("tbody", {}, ...body)));
+  }
+
   let serial = 0;
   async function update(pushHash) {
     const key = state.widths.join(",") + "|" + state.attn.join(",");
@@ -346,6 +357,7 @@
     .then(([idx, map]) => {
       index = idx;
       labels = map;
+      renderCounts();
       for (const d of Object.keys(index.grid))
         depthSel.append(el("option", { value: d, text: `${d} (sizes 1–${index.grid[d]})` }));
       readHash();
