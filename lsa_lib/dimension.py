@@ -348,8 +348,21 @@ def extra_fiber_directions(
         Rows in the order ``Q_1, K_1, V_1, Q_2, …``.
     """
     t = _checks.tokens(t)
+    P, rows = _family_rows(layers, t, normalizer, _families(families))
+    flat = [row for family in FIBER_FAMILIES for row in rows.get(family, [])]
+    out = np.zeros((len(flat), P), dtype=object)
+    for k, row in enumerate(flat):
+        for c, x in row.items():
+            out[k, c] = x
+    return out
+
+
+def _family_rows(
+    layers: Sequence[Layer], t: int, normalizer: str | None, wanted: Sequence[str]
+) -> tuple[int, dict[str, list[dict[int, int]]]]:
+    """``P`` and the sparse rows (position → value) of each family of
+    :func:`extra_fiber_directions`."""
     normalized = _normalizer(normalizer) is not None
-    wanted = _families(families)
     mats = [
         tuple(_checks.integer_matrix(M, f"{n} of layer {i}").tolist() for n, M in zip("QKV", L))
         for i, L in enumerate(_checks.exact_layers(layers), start=1)
@@ -360,14 +373,15 @@ def extra_fiber_directions(
     P, l = offsets[-1], len(mats)
     widths = [len(mats[0][0][0])] + [len(V) for _, _, V in mats]
     attn = [len(Q) for Q, _, _ in mats]
-    rows: list[dict[int, int]] = []  # sparse rows: position -> value
+    out: dict[str, list[dict[int, int]]] = {}
 
-    def unit_rows(block: int, n_rows: int, n_cols: int, vector: list[int]) -> None:
-        """``e_r vectorᵀ`` in the block starting at ``block``, for every row ``r``."""
-        for r in range(n_rows):
-            rows.append({block + r * n_cols + c: x for c, x in enumerate(vector) if x})
+    def unit_rows(rows: list[dict[int, int]], block: int, n: int, width: int, z: list[int]) -> None:
+        """``e_r zᵀ`` in the ``n × width`` block starting at ``block``, for every row ``r``."""
+        for r in range(n):
+            rows.append({block + r * width + c: x for c, x in enumerate(z) if x})
 
     if "collapse" in wanted and not normalized:
+        rows = out.setdefault("collapse", [])
         first = 0 if t == 1 else next((i + 1 for i in range(l - 1) if attn[i] == 1), l)
         for j in range(first, l):
             Q, K, _ = mats[j]
@@ -382,36 +396,34 @@ def extra_fiber_directions(
                     rows.append(row)
     attention_read = not (normalized and t == 1)
     if "unread" in wanted and l > 1:
-        rho = _read_bounds(widths, attn, attention_read)
-        R = [[1 if c == r else 0 for c in range(widths[l])] for r in range(widths[l])]
-        for i in range(l - 1, 0, -1):  # R becomes R_i, read by layer i + 1 = mats[i]
+        rows = out.setdefault("unread", [])
+        bound = _read_bounds(widths, attn, attention_read)
+        read = [[1 if c == r else 0 for c in range(widths[l])] for r in range(widths[l])]
+        for i in range(l - 1, 0, -1):  # read becomes 𝓡_i, read by layer i + 1 = mats[i]
             Qn, Kn, Vn = mats[i]
-            R = (Qn + Kn if attention_read else []) + _matmul(R, Vn)
+            read = (Qn + Kn if attention_read else []) + _matmul(read, Vn)
             d_i, d_prev = widths[i], widths[i - 1]
             start = offsets[i - 1] + 2 * attn[i - 1] * d_prev
-            for w in _kernel_vectors(R, d_i, rho[i]):
-                for c in range(d_prev):  # δV_i = w e_cᵀ: column c of V_i moves by w
-                    rows.append({start + r * d_prev + c: w[r] for r in range(d_i) if w[r]})
+            for z in _kernel_vectors(read, d_i, bound[i]):
+                for c in range(d_prev):  # δV_i = z e_cᵀ: column c of V_i moves by z
+                    rows.append({start + r * d_prev + c: z[r] for r in range(d_i) if z[r]})
     if "unused" in wanted and l > 1:
+        rows = out.setdefault("unused", [])
         L = mats[0][2]
         for i in range(1, l):  # L is L_i; layer i + 1 = mats[i] reads it
-            lam = min(widths[: i + 1])
-            Qn, Kn, Vn = mats[i]
+            narrowest = min(widths[: i + 1])
             d_i = widths[i]
-            for n in _kernel_vectors([list(col) for col in zip(*L, strict=True)], d_i, lam):
-                unit_rows(offsets[i], attn[i], d_i, n)  # δQ_{i+1} = e_r nᵀ
-                unit_rows(offsets[i] + attn[i] * d_i, attn[i], d_i, n)  # δK_{i+1}
-                unit_rows(offsets[i] + 2 * attn[i] * d_i, widths[i + 1], d_i, n)  # δV_{i+1}
-            L = _matmul(Vn, L)
+            for z in _kernel_vectors([list(col) for col in zip(*L, strict=True)], d_i, narrowest):
+                unit_rows(rows, offsets[i], attn[i], d_i, z)  # δQ_{i+1} = e_r zᵀ
+                unit_rows(rows, offsets[i] + attn[i] * d_i, attn[i], d_i, z)  # δK_{i+1}
+                unit_rows(rows, offsets[i] + 2 * attn[i] * d_i, widths[i + 1], d_i, z)  # δV
+            L = _matmul(mats[i][2], L)
     if "one token" in wanted and normalized and t == 1:
+        rows = out.setdefault("one token", [])
         for j in range(l):
             for k in range(2 * attn[j] * widths[j]):  # every entry of Q_j and of K_j
                 rows.append({offsets[j] + k: 1})
-    out = np.zeros((len(rows), P), dtype=object)
-    for k, row in enumerate(rows):
-        for c, x in row.items():
-            out[k, c] = x
-    return out
+    return P, out
 
 
 def _families(families: Sequence[str] | None) -> tuple[str, ...]:
@@ -460,11 +472,15 @@ def _fiber_rows(
     point = [rng.integers(0, p, size=s) for s in shapes]
     layers = [tuple(point[3 * i : 3 * i + 3]) for i in range(len(attn))]
     sym = np.mod(symmetry_generators(layers, normalizer), p).astype(np.float64)
+    P, sparse = _family_rows(layers, t, normalizer, FIBER_FAMILIES)
     rows = {}
-    for f in FIBER_FAMILIES:
-        E = extra_fiber_directions(layers, t, normalizer=normalizer, families=(f,))
-        if E.shape[0]:
-            rows[f] = (E % p).astype(np.float64)  # exact Python integers, reduced
+    for f, family in sparse.items():
+        if family:
+            R = np.zeros((len(family), P))
+            for k, row in enumerate(family):
+                for c, x in row.items():
+                    R[k, c] = x % p  # exact Python integers, reduced
+            rows[f] = R
     return sym, rows
 
 
@@ -577,10 +593,12 @@ def needed_fiber_families(
     sym, rows = _fiber_rows(w, a, t, normalizer, seed)
     P = parameter_count(w, a)
     base = _stacked_rank([sym])
-    helping = [f for f in rows if _stacked_rank([sym, rows[f]]) > base]
-    best = _stacked_rank([sym] + [rows[f] for f in helping])
+    with_one = {f: _stacked_rank([sym, rows[f]]) for f in rows}
+    helping = [f for f in rows if with_one[f] > base]
     if len(helping) <= 1:
+        best = with_one[helping[0]] if helping else base
         return FiberBounds(P - base, P - best, tuple(helping))
+    best = _stacked_rank([sym] + [rows[f] for f in helping])
     needed = [
         f for f in helping if _stacked_rank([sym] + [rows[g] for g in helping if g != f]) < best
     ]
