@@ -283,19 +283,19 @@ def _matmul(A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
 
 
 def _read_bounds(widths: Sequence[int], attn: Sequence[int], attention_read: bool) -> list[int]:
-    """``ρ_i``, bounds at every point on the rank of the read matrices ``R_i`` (``i = 0..l``).
+    """``b_i``, bounds at every point on the rank of the read matrices ``𝓡_i`` (``i = 0..l``).
 
-    ``R_l = I`` and ``R_i = [Q_{i+1}; K_{i+1}; R_{i+1} V_{i+1}]`` (without ``Q, K`` when the
-    attention is not read): ``ρ_l = d_l``, ``ρ_i = min(d_i, 2 min(a_{i+1}, d_i) +
-    min(ρ_{i+1}, d_{i+1}))``.
+    ``𝓡_l = I`` and ``𝓡_i = [Q_{i+1}; K_{i+1}; 𝓡_{i+1} V_{i+1}]`` (without ``Q, K`` when the
+    attention is not read): ``b_l = d_l``, ``b_i = min(d_i, 2 min(a_{i+1}, d_i) +
+    min(b_{i+1}, d_{i+1}))``.
     """
     l = len(attn)
-    rho = [0] * (l + 1)
-    rho[l] = widths[l]
+    bound = [0] * (l + 1)
+    bound[l] = widths[l]
     for i in range(l - 1, -1, -1):
         qk = 2 * min(attn[i], widths[i]) if attention_read else 0
-        rho[i] = min(widths[i], qk + min(rho[i + 1], widths[i + 1]))
-    return rho
+        bound[i] = min(widths[i], qk + min(bound[i + 1], widths[i + 1]))
+    return bound
 
 
 def extra_fiber_directions(
@@ -309,26 +309,26 @@ def extra_fiber_directions(
 
     Polynomial with integer coefficients in the weights and in the kernel of the Jacobian at
     every point (so they tighten the exact engine's upper bound); each moves the weights along
-    a line on which the function is constant. Explained in :doc:`/book/04_dimension` and in the
-    research note on widening layers (``book/notes/widening``). With ``L_i = V_i ⋯ V_1`` and the
-    *read matrices* ``R_l = I``, ``R_i = [Q_{i+1}; K_{i+1}; R_{i+1} V_{i+1}]`` (the output depends
-    on the hidden tokens ``X_i`` only through ``R_i X_i``, and ``X_i`` lies in the column space of
-    ``L_i``), the families are, in this order:
+    a line on which the function is constant. Explained in :doc:`/book/notes/widening`. With
+    ``L_i = V_i ⋯ V_1`` and the *read matrices* ``𝓡_l = I``,
+    ``𝓡_i = [Q_{i+1}; K_{i+1}; 𝓡_{i+1} V_{i+1}]`` (the output depends on the hidden tokens
+    ``X_i`` only through ``𝓡_i X_i``, and ``X_i`` lies in the column space of ``L_i``), the
+    families are, in this order:
 
     * ``"collapse"`` (lightning only): after a layer with ``a_i = 1`` (``i < l``), every later
       layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and ``(0, N Q_j)`` with
       ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with ``t = 1``: every layer);
-    * ``"unread"`` (every normalizer): ``δV_i = w e_cᵀ`` for ``w`` in the kernel of ``R_i``
+    * ``"unread"`` (every normalizer): ``δV_i = z e_cᵀ`` for ``z`` in the kernel of ``𝓡_i``
       (``1 ≤ i < l``) and every unit ``e_c``: hidden directions no later layer reads;
-    * ``"unused"`` (every normalizer): ``δQ_{i+1}, δK_{i+1}, δV_{i+1} = e_r nᵀ`` for ``n`` with
-      ``nᵀ L_i = 0`` (``1 ≤ i < l``) and every unit ``e_r``: behind a widening layer, input
+    * ``"unused"`` (every normalizer): ``δQ_{i+1}, δK_{i+1}, δV_{i+1} = e_r zᵀ`` for ``z`` with
+      ``zᵀ L_i = 0`` (``1 ≤ i < l``) and every unit ``e_r``: behind a widening layer, input
       directions of layer ``i + 1`` that its input never takes;
     * ``"one token"`` (normalizers, ``t = 1``): every ``δQ_i`` and ``δK_i`` (one token's
-      attention weight is 1 whatever the scores); ``R_i`` then has no ``Q, K`` rows.
+      attention weight is 1 whatever the scores); ``𝓡_i`` then has no ``Q, K`` rows.
 
-    The vectors ``w`` and ``n`` are cofactor vectors of rows of ``R_i`` and ``L_iᵀ``, which are
-    polynomial families in the kernel because the rank of those matrices is bounded at every
-    point by the widths (see the note's proof).
+    The vectors ``z`` are cofactor vectors of rows of ``𝓡_i`` and of ``L_iᵀ``, polynomial
+    families in the kernel because the rank of those matrices is bounded at every point by the
+    widths (the note's lemma on cofactor vectors).
 
     Parameters
     ----------
@@ -508,7 +508,7 @@ def fiber_upper_bound(
     chosen :func:`extra_fiber_directions`, at a random integer point, ranked modulo a prime:
     the rank there is at most their generic rank, so ``P`` minus it bounds the dimension from
     above (:func:`exact_dimension` computes the same bound next to a lower one). Cheap: no
-    Jacobian. Explained in the research note on widening layers (``book/notes/widening``).
+    Jacobian. Explained in :doc:`/book/notes/widening`.
 
     Parameters
     ----------
@@ -564,8 +564,8 @@ def needed_fiber_families(
 ) -> FiberBounds:
     """Which of the fiber families the upper bound needs, at one random integer point.
 
-    Explained in the research note on widening layers (``book/notes/widening``): the atlas says
-    for each entry which families closed its bounds.
+    Explained in :doc:`/book/notes/widening`: the atlas says for each entry which families
+    closed its bounds.
 
     Parameters
     ----------

@@ -148,8 +148,8 @@
   }
 
   // a link to the box or section with this label (plain text if the site has no such label)
-  function labelLink(label, text, id) {
-    const attrs = id ? { id } : {};
+  function labelLink(label, text, id, title) {
+    const attrs = { ...(id ? { id } : {}), ...(title ? { title } : {}) };
     if (!labels[label]) return el("span", { ...attrs, text });
     return el("a", { ...attrs, href: rootUrl + labels[label], text });
   }
@@ -168,7 +168,7 @@
       indices.map((k) => {
         const rule = index.rules[k];
         const words = rule.status ? ` (${rule.status})` : "";
-        return el("span", {}, labelLink(rule.label, `the rule “${rule.statement}”`), words);
+        return el("span", {}, "the rule ", labelLink(rule.label, `“${rule.name}”`, null, rule.statement), words);
       })
     );
   }
