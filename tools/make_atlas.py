@@ -192,13 +192,13 @@ def open_reason(lower: int, upper: int, readings: list[Any]) -> str:
 # What the page links, by label (the page resolves labels to addresses with the site's label
 # map; book/atlas.md cites each with {prf:ref}, so that the build fails if one disappears).
 LINKS = {
-    "certificate": ["prop-exact-bounds", "the certificate: exact lower and upper bounds"],
+    "certificate": ["prop-exact-bounds", "how the certificate works"],
     "hypotheses": [
         "conj-general-no-hypotheses",
         "why the general-width formula needs its hypotheses",
     ],
     "atlas": ["prop-atlas-certified", "how the atlas is certified"],
-    "ball": ["prop-ball-bound", "the softmax certificate (ball arithmetic)"],
+    "ball": ["prop-ball-bound", "how the softmax certificate works"],
     "softmax": ["conj-softmax-deep", "the paper's Conjecture 3.10 (deep softmax networks)"],
     "softmax-open": ["obs-atlas-softmax-open", "why some softmax bounds do not meet"],
 }

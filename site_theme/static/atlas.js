@@ -189,7 +189,8 @@
         link(softmax ? "ball" : "certificate"),
         "). "
       );
-      if (rules.length) box.append("The same value is given by ", ...ruleLinks(rules), " on its stated domain.");
+      if (rules.length)
+        box.append("The same value is given by ", ...ruleLinks(rules), rules.length > 1 ? " on their stated domains." : " on its stated domain.");
       else box.append("No rule of the book covers this architecture: the certificate alone gives its dimension.");
     } else {
       box.append(
