@@ -293,7 +293,8 @@ def parse_notebook(nb: dict, path: Path | str = "<notebook>") -> Notebook:
                 counts[label] += 1
                 check.anchors[label] = check_anchor(label, counts[label])
         checks.append(check)
-    for box, following in zip(events, [*events[1:], False], strict=True):
+    for k, box in enumerate(events):
+        following = events[k + 1] if k + 1 < len(events) else False
         if box is not None:
             box.proof_follows = following is None
     return Notebook(Path(path), boxes, checks)

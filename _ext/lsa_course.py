@@ -7,7 +7,10 @@
   the course, in reading order, cut into ``N`` consecutive weeks whose hours are as even as
   possible (the largest week is as small as it can be);
 * ``{course-path}``: a short path, the pages listed in its content (one file per line, e.g.
-  ``book/02_fibers/certificate``), with the hours of each and in all.
+  ``book/02_fibers/certificate``), with the hours of each and in all;
+* ``{course-exercises}``: every exercise of the course by chapter, sorted into proofs
+  (``:class: proof``), breaking the method (``:class: break``) and the others (compute, or
+  derive and check).
 
 Because the numbers come from the notebooks themselves, the page cannot fall out of step with
 the chapters.
@@ -16,6 +19,8 @@ the chapters.
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,18 +73,34 @@ def partition(hours: list[float], k: int) -> list[tuple[int, int]]:
     return ranges[::-1]
 
 
-def _doc_link(here: str, file: str, text: str | None = None) -> nodes.Node:
+def _doc_link(
+    here: str, file: str, title: list[nodes.Node] | None = None, env: Any = None
+) -> nodes.Node:
+    """A link to a page; ``title`` (parsed inline nodes, math included) as its text if given.
+
+    Sphinx's ``doc`` references print their text as plain text, so a title with math gets a
+    direct reference to the page instead (its address from the builder).
+    """
+    if title is not None and env is not None:
+        uri = env.app.builder.get_relative_uri(here, file)
+        return nodes.reference("", "", *title, internal=True, refuri=uri)
     ref = pending_xref(
         "",
         refdomain="std",
         reftype="doc",
         reftarget="/" + file,
-        refexplicit=text is not None,
+        refexplicit=False,
         refwarn=True,
         refdoc=here,
     )
-    ref += nodes.inline(text or file, text or file)
+    ref += nodes.inline(file, file)
     return ref
+
+
+def _title(directive: SphinxDirective, page: dict) -> list[nodes.Node]:
+    """The page's title as inline nodes (its ``$…$`` typeset as math)."""
+    parsed, messages = directive.state.inline_text(page["title"], directive.lineno)
+    return parsed + messages
 
 
 def _cell(*children: nodes.Node) -> nodes.entry:
@@ -146,7 +167,9 @@ class CourseHours(SphinxDirective):
                 t = ch["total"]
                 rows.append(
                     [
-                        _doc_link(here, ch["pages"][0]["file"]),
+                        _doc_link(
+                            here, ch["pages"][0]["file"], _title(self, ch["pages"][0]), self.env
+                        ),
                         nodes.Text(str(len(ch["pages"]))),
                         nodes.Text(f"{t['prose_words']:,}"),
                         nodes.Text(str(t["code_cells"])),
@@ -181,7 +204,9 @@ class CoursePlan(SphinxDirective):
             for k in range(start, stop):
                 if k > start:
                     para.append(nodes.Text("; "))
-                para.append(_doc_link(here, pages[k][1]["file"]))
+                para.append(
+                    _doc_link(here, pages[k][1]["file"], _title(self, pages[k][1]), self.env)
+                )
             rows.append(
                 [
                     nodes.Text(str(w)),
@@ -194,6 +219,7 @@ class CoursePlan(SphinxDirective):
 
 class CoursePath(SphinxDirective):
     has_content = True
+    option_spec = {"reading": directives.flag}
 
     def run(self) -> list[nodes.Node]:
         here = self.env.docname
@@ -210,15 +236,94 @@ class CoursePath(SphinxDirective):
                 continue
             if file not in by_file:
                 raise self.error(f"course-path: {file!r} is not a page of the toc")
-            m = _page_minutes(by_file[file])
+            page = dict(by_file[file])
+            if "reading" in self.options:  # reading and running only: exercises and quiz apart
+                page["exercises"] = page["quiz_questions"] = 0
+            m = _page_minutes(page)
             total += m
-            rows.append([_doc_link(here, file), nodes.Text(_hours(m))])
+            rows.append(
+                [
+                    _doc_link(here, file, _title(self, by_file[file]), self.env),
+                    nodes.Text(_hours(m)),
+                ]
+            )
         rows.append([nodes.strong(text="In all"), nodes.strong(text=_hours(total))])
         return [_table(["Page", "Hours"], rows, [80, 20])]
+
+
+_EXERCISE = re.compile(r"^(`{3,})\{exercise\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)", re.MULTILINE)
+
+
+def exercises(path: Path) -> list[tuple[str, set[str]]]:
+    """The exercises of a notebook: (label, classes), in order."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    out = []
+    for m in _EXERCISE.finditer(text):
+        options = dict(re.findall(r":([\w-]+):\s*([^\n]*)", m[2]))
+        if "label" in options:
+            out.append((options["label"].strip(), set(options.get("class", "").split())))
+    return out
+
+
+def _ref(here: str, label: str) -> nodes.Node:
+    ref = pending_xref(
+        "",
+        refdomain="std",
+        reftype="ref",
+        reftarget=label,
+        refexplicit=False,
+        refwarn=True,
+        refdoc=here,
+    )
+    ref += nodes.inline(label, label)
+    return ref
+
+
+def _refs(here: str, labels: list[str]) -> list[nodes.Node]:
+    out: list[nodes.Node] = []
+    for k, label in enumerate(labels):
+        if k:
+            out.append(nodes.Text(", "))
+        out.append(_ref(here, label))
+    return out or [nodes.Text("—")]
+
+
+class CourseExercises(SphinxDirective):
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        here, rows = self.env.docname, []
+        for part in _parts(self.env):
+            if part["caption"].lower() != "the course":
+                continue
+            for ch in part["chapters"]:
+                found = [
+                    e
+                    for page in ch["pages"]
+                    if (ROOT / f"{page['file']}.ipynb").exists()
+                    for e in exercises(ROOT / f"{page['file']}.ipynb")
+                ]
+                proofs = [label for label, cls in found if "proof" in cls]
+                breaks = [label for label, cls in found if "break" in cls]
+                others = [label for label, cls in found if not cls & {"proof", "break"}]
+                rows.append(
+                    [
+                        _doc_link(
+                            here, ch["pages"][0]["file"], _title(self, ch["pages"][0]), self.env
+                        ),
+                        _cell(*_refs(here, proofs)),
+                        _cell(*_refs(here, breaks)),
+                        _cell(*_refs(here, others)),
+                    ]
+                )
+        header = ["Chapter", "Prove", "Break the method", "Compute, or derive and check"]
+        return [_table(header, rows, [28, 24, 24, 24])]
 
 
 def setup(app: Any) -> dict[str, Any]:
     app.add_directive("course-hours", CourseHours)
     app.add_directive("course-plan", CoursePlan)
     app.add_directive("course-path", CoursePath)
+    app.add_directive("course-exercises", CourseExercises)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -3,15 +3,20 @@
 The dimension of the neuromanifold is the generic rank of the Jacobian of ``W ↦ φ_W``
 (:func:`exact_dimension`, :func:`float_dimension`). The closed formulas:
 
-* one layer [HMK25]: ``2ad + dd' − a² − 1`` if ``a ≤ d``, else ``d² + dd' − 1``;
-* equal widths ``δ``, ``a_i ≤ δ`` [HMK25, as reported]: ``δ² + Σ_i a_i (2δ − a_i) − l``;
-* general widths (the book's, certified on grids): with ``r_i = min(a_i, d_{i-1})``,
+* one layer [HMK25, as reported]: ``2ad + dd' − a² − 1`` if ``a ≤ d``, else ``d² + dd' − 1``;
+* equal widths ``δ`` with one attention dimension ``a`` in every layer (the configuration of
+  the paper's Figure 3 and of the authors' script): ``δ² + l·a(2δ − a) − l``; the book's
+  per-layer form ``δ² + Σ_i a_i (2δ − a_i) − l`` holds unless some ``a_i = 1`` is followed by a
+  later ``a_j ≥ 2`` (certified on grids);
+* general widths (the book's, certified on grids; :doc:`/book/notes/general_widths`): with
+  ``r_i = min(a_i, d_{i-1})``,
   ``d_l d_{l-1} + Σ_{i<l} d_i (d_{i-1} − d_i) + Σ_i r_i (2 d_{i-1} − r_i) − l``;
 
-plus ``l`` with a normalizer (one softmax layer as reported; deep equal widths: Conjecture 3.10
-and Eq. 16 of [HMK25]). :func:`expected_dimension` refuses architectures outside the formulas'
-hypotheses (:func:`failed_hypotheses`); where the general formula over-counts,
-:func:`extra_fiber_directions` writes down the fiber directions beyond the three symmetries.
+plus ``l`` with a normalizer (one softmax layer as reported; for the paper's configurations the
+formula plus ``l`` gives the "Expected" values of the paper's Eq. 16). :func:`expected_dimension`
+refuses architectures outside the formulas' hypotheses (:func:`failed_hypotheses`); where the
+general formula over-counts, :func:`extra_fiber_directions` writes down the fiber directions
+beyond the three symmetries.
 """
 
 from __future__ import annotations
@@ -50,7 +55,9 @@ __all__ = [
 def general_width_formula(
     widths: Sequence[int], attn: Sequence[int], normalizer: str | None = None
 ) -> int:
-    """The general-width formula's value, its hypotheses unchecked (:doc:`/book/04_dimension`).
+    """The general-width formula's value, its hypotheses unchecked.
+
+    Explained in :doc:`/book/notes/general_widths`.
 
     ``d_l d_{l-1} + Σ_{i=1}^{l-1} d_i (d_{i-1} − d_i) + Σ_{i=1}^{l} r_i (2 d_{i-1} − r_i) − l``
     with ``r_i = min(a_i, d_{i-1})``, plus ``l`` with a normalizer. The right-hand side of a
@@ -81,7 +88,7 @@ def seen_dimension(widths: Sequence[int], attn: Sequence[int], i: int) -> int:
     ``min(d_i, d_{i+1} + 2 r_{i+1}, min(d_i, …, d_l) + 2 Σ_{j>i} r_j)`` with
     ``r_j = min(a_j, d_{j-1})``: the rows of ``V_{i+1}, K_{i+1}, Q_{i+1}``, and further on the
     rows of ``V_l ⋯ V_{i+1}`` and the later attention matrices. Explained in
-    :doc:`/book/04_dimension` (the counterexample ``(5, 4, 1)``).
+    :doc:`/book/notes/general_widths` (the counterexample ``(5, 4, 1)``).
 
     Parameters
     ----------
@@ -112,8 +119,9 @@ def failed_hypotheses(
     collapses the tokens to a line, and the later one then loses its antisymmetric directions,
     which are zero when ``a_j = 1``), (4) every narrowing hidden layer fully read by the later
     ones (:func:`seen_dimension`). With a
-    normalizer and ``l ≥ 2``: equal widths ``δ`` with ``a_i ≤ δ`` (Conjecture 3.10).
-    Explained in :doc:`/book/04_dimension`.
+    normalizer and ``l ≥ 2``: equal widths ``δ`` with ``a_i ≤ δ`` (the dimension the
+    paper's Conjecture 3.10 predicts, :doc:`/book/06_softmax`). Explained in
+    :doc:`/book/04_dimension/counterexamples` and :doc:`/book/notes/general_widths`.
 
     Parameters
     ----------
@@ -196,7 +204,8 @@ def expected_dimension(
     t : int
         Tokens per input (``t ≥ 2`` required).
     normalizer : str, optional
-        One more dimension per layer; for ``l ≥ 2`` that is Conjecture 3.10 of [HMK25].
+        One more dimension per layer; for ``l ≥ 2`` that is the dimension the paper's
+        Conjecture 3.10 predicts (for its configurations, the "Expected" values of Eq. 16).
 
     Returns
     -------
@@ -283,11 +292,11 @@ def _matmul(A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
 
 
 def _read_bounds(widths: Sequence[int], attn: Sequence[int], attention_read: bool) -> list[int]:
-    """``b_i``, bounds at every point on the rank of the read matrices ``𝓡_i`` (``i = 0..l``).
+    """``ŝ_i``, bounds at every point on the rank of the read matrices ``Ξ_i`` (``i = 0..l``).
 
-    ``𝓡_l = I`` and ``𝓡_i = [Q_{i+1}; K_{i+1}; 𝓡_{i+1} V_{i+1}]`` (without ``Q, K`` when the
-    attention is not read): ``b_l = d_l``, ``b_i = min(d_i, 2 min(a_{i+1}, d_i) +
-    min(b_{i+1}, d_{i+1}))``.
+    ``Ξ_l = I`` and ``Ξ_i = [Q_{i+1}; K_{i+1}; Ξ_{i+1} V_{i+1}]`` (without ``Q, K`` when the
+    attention is not read): ``ŝ_l = d_l``, ``ŝ_i = min(d_i, 2 min(a_{i+1}, d_i) +
+    min(ŝ_{i+1}, d_{i+1}))``.
     """
     l = len(attn)
     bound = [0] * (l + 1)
@@ -309,24 +318,25 @@ def extra_fiber_directions(
 
     Polynomial with integer coefficients in the weights and in the kernel of the Jacobian at
     every point (so they tighten the exact engine's upper bound); each moves the weights along
-    a line on which the function is constant. Explained in :doc:`/book/notes/widening`. With
-    ``L_i = V_i ⋯ V_1`` and the *read matrices* ``𝓡_l = I``,
-    ``𝓡_i = [Q_{i+1}; K_{i+1}; 𝓡_{i+1} V_{i+1}]`` (the output depends on the hidden tokens
-    ``X_i`` only through ``𝓡_i X_i``, and ``X_i`` lies in the column space of ``L_i``), the
+    a line on which the function is constant. Explained in :doc:`/book/notes/widening` (and the
+    token collapse in :doc:`/book/04_dimension/counterexamples`). With
+    ``L_i = V_i ⋯ V_1`` and the *read matrices* ``Ξ_l = I``,
+    ``Ξ_i = [Q_{i+1}; K_{i+1}; Ξ_{i+1} V_{i+1}]`` (the output depends on the hidden tokens
+    ``X_i`` only through ``Ξ_i X_i``, and ``X_i`` lies in the column space of ``L_i``), the
     families are, in this order:
 
     * ``"collapse"`` (lightning only): after a layer with ``a_i = 1`` (``i < l``), every later
       layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and ``(0, N Q_j)`` with
       ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with ``t = 1``: every layer);
-    * ``"unread"`` (every normalizer): ``δV_i = z e_cᵀ`` for ``z`` in the kernel of ``𝓡_i``
+    * ``"unread"`` (every normalizer): ``δV_i = z e_cᵀ`` for ``z`` in the kernel of ``Ξ_i``
       (``1 ≤ i < l``) and every unit ``e_c``: hidden directions no later layer reads;
     * ``"unused"`` (every normalizer): ``δQ_{i+1}, δK_{i+1}, δV_{i+1} = e_r zᵀ`` for ``z`` with
       ``zᵀ L_i = 0`` (``1 ≤ i < l``) and every unit ``e_r``: behind a widening layer, input
       directions of layer ``i + 1`` that its input never takes;
     * ``"one token"`` (normalizers, ``t = 1``): every ``δQ_i`` and ``δK_i`` (one token's
-      attention weight is 1 whatever the scores); ``𝓡_i`` then has no ``Q, K`` rows.
+      attention weight is 1 whatever the scores); ``Ξ_i`` then has no ``Q, K`` rows.
 
-    The vectors ``z`` are cofactor vectors of rows of ``𝓡_i`` and of ``L_iᵀ``, polynomial
+    The vectors ``z`` are cofactor vectors of rows of ``Ξ_i`` and of ``L_iᵀ``, polynomial
     families in the kernel because the rank of those matrices is bounded at every point by the
     widths (the note's lemma on cofactor vectors).
 
@@ -399,7 +409,7 @@ def _family_rows(
         rows = out.setdefault("unread", [])
         bound = _read_bounds(widths, attn, attention_read)
         read = [[1 if c == r else 0 for c in range(widths[l])] for r in range(widths[l])]
-        for i in range(l - 1, 0, -1):  # read becomes 𝓡_i, read by layer i + 1 = mats[i]
+        for i in range(l - 1, 0, -1):  # read becomes Ξ_i, read by layer i + 1 = mats[i]
             Qn, Kn, Vn = mats[i]
             read = (Qn + Kn if attention_read else []) + _matmul(read, Vn)
             d_i, d_prev = widths[i], widths[i - 1]
@@ -620,8 +630,9 @@ def exact_dimension(
 
     :func:`lsa_lib.rank.exact_rank` of :func:`lsa_lib.symmetries.network_parametrization`:
     for lightning networks modulo a prime at a random integer point (explained in
-    :doc:`/book/04_dimension`), for normalized ones (softmax) with a lower bound proven in ball
-    arithmetic at a random float point (explained in :doc:`/book/06_softmax`).
+    :doc:`/book/04_dimension` and :doc:`/book/notes/rank_engine`), for normalized ones
+    (softmax) with a lower bound proven in ball arithmetic at a random float point (explained
+    in :doc:`/book/06_softmax`).
 
     Parameters
     ----------
@@ -691,7 +702,8 @@ def float_dimension(
 
     :func:`lsa_lib.rank.float_rank` of :func:`lsa_lib.symmetries.network_parametrization`, at
     ``weight_scale`` times standard normal weights, on random normal inputs. Explained in
-    :doc:`/book/04_dimension` (lightning) and :doc:`/book/06_softmax` (Figure 3, float32).
+    :doc:`/book/04_dimension/float_failure` and :doc:`/book/notes/rank_engine` (lightning) and
+    :doc:`/book/06_softmax` (Figure 3, float32).
 
     Parameters
     ----------
