@@ -200,7 +200,7 @@ LINKS = {
     "atlas": ["prop-atlas-certified", "how the atlas is certified"],
     "ball": ["prop-ball-bound", "how the softmax certificate works"],
     "softmax": ["conj-softmax-deep", "the paper's Conjecture 3.10 (deep softmax networks)"],
-    "softmax-open": ["obs-atlas-softmax-open", "why some softmax bounds do not meet"],
+    "softmax-open": ["sec-widening-open", "what a certificate can leave open"],
 }
 # The fiber families of lsa_lib.dimension.FIBER_FAMILIES: the box that proves each, and its name
 # in the reader's words.
