@@ -146,8 +146,8 @@ def failed_hypotheses(
     if _normalizer(normalizer) is not None:
         if any(x != w[0] for x in w) or any(x > w[0] for x in a):
             failed.append(
-                "for deep normalized networks the book states the formula plus l only for equal "
-                "widths d_0 = … = d_l = δ with every a_i ≤ δ (its reading of the paper's Eq. 16, "
+                "for deep normalized networks this formula is stated for equal widths "
+                "d_0 = … = d_l = δ with every a_i ≤ δ (the book's reading of the paper's Eq. 16, "
                 "the dimension the paper's Conjecture 3.10 predicts); here the widths are "
                 f"{_words(w)} and the attention dimensions {_words(a)}"
             )

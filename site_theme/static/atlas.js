@@ -184,7 +184,7 @@
         softmax ? "a Jacobian minor proven non-zero in ball arithmetic" : "an exact rank modulo a prime",
         ") meets its upper bound, P minus the rank of the known fiber directions: ",
         softmax ? "the symmetries that survive the softmax" : "the three symmetries",
-        ...(families.length ? [", and ", ...familyLinks(families)] : [" alone"]),
+        ...(families.length ? [", and ", ...familyLinks(families)] : [" (no further family was needed)"]),
         " (",
         link(softmax ? "ball" : "certificate"),
         "). "
@@ -223,7 +223,7 @@
       formula.append(num("atlas-formula", c.formula), " — ", ...ruleLinks(c.rules), ".");
     } else {
       formula.append(
-        el("span", { class: "atlas-fails", text: "No formula applies: a hypothesis fails." }),
+        el("span", { class: "atlas-fails", text: "The general-width formula does not apply: a hypothesis fails." }),
         el("ul", { id: "atlas-failed" }, ...c.failed.map((f) => el("li", { text: f }))),
         el("span", {}, "Its right-hand side would give ", num("atlas-rhs", c.formula_rhs), " (", link("hypotheses"), ").")
       );
@@ -258,7 +258,7 @@
       sm.append("Formula (one more per layer): ", num("atlas-softmax-formula", c.softmax_formula));
       sm.append(...(c.softmax_rules.length ? [" — ", ...ruleLinks(c.softmax_rules)] : []), ".");
     } else {
-      sm.append(el("span", { text: "Not covered by a formula: " + c.softmax_failed.join("; ") + "." }));
+      sm.append(el("span", { text: "The formula plus l does not apply: " + c.softmax_failed.join("; ") + "." }));
     }
     sm.append(el("br"));
     if (c.softmax_lower !== null && c.softmax_lower !== undefined) {
@@ -328,7 +328,8 @@
     const body = Object.entries(index.counts).map(([depth, c]) =>
       el("tr", {}, ...[depth, c.entries, c.lightning, c.softmax].map((v) => el("td", { text: String(v) })))
     );
-    box.replaceChildren(el("table", { class: "atlas-table atlas-counts-table" }, el("thead", {}, head), el("tbody", {}, ...body)));
+    const caption = el("caption", { text: "Certified entries per depth" });
+    box.replaceChildren(el("table", { class: "atlas-counts-table" }, caption, el("thead", {}, head), el("tbody", {}, ...body)));
   }
 
   let serial = 0;
