@@ -292,9 +292,9 @@ def _matmul(A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
 
 
 def _read_bounds(widths: Sequence[int], attn: Sequence[int], attention_read: bool) -> list[int]:
-    """``ŝ_i``, bounds at every point on the rank of the read matrices ``Ξ_i`` (``i = 0..l``).
+    """``ŝ_i``, bounds at every point on the rank of the read matrices ``Rd_i`` (``i = 0..l``).
 
-    ``Ξ_l = I`` and ``Ξ_i = [Q_{i+1}; K_{i+1}; Ξ_{i+1} V_{i+1}]`` (without ``Q, K`` when the
+    ``Rd_l = I`` and ``Rd_i = [Q_{i+1}; K_{i+1}; Rd_{i+1} V_{i+1}]`` (without ``Q, K`` when the
     attention is not read): ``ŝ_l = d_l``, ``ŝ_i = min(d_i, 2 min(a_{i+1}, d_i) +
     min(ŝ_{i+1}, d_{i+1}))``.
     """
@@ -320,23 +320,23 @@ def extra_fiber_directions(
     every point (so they tighten the exact engine's upper bound); each moves the weights along
     a line on which the function is constant. Explained in :doc:`/book/notes/widening` (and the
     token collapse in :doc:`/book/04_dimension/counterexamples`). With
-    ``L_i = V_i ⋯ V_1`` and the *read matrices* ``Ξ_l = I``,
-    ``Ξ_i = [Q_{i+1}; K_{i+1}; Ξ_{i+1} V_{i+1}]`` (the output depends on the hidden tokens
-    ``X_i`` only through ``Ξ_i X_i``, and ``X_i`` lies in the column space of ``L_i``), the
+    ``L_i = V_i ⋯ V_1`` and the *read matrices* ``Rd_l = I``,
+    ``Rd_i = [Q_{i+1}; K_{i+1}; Rd_{i+1} V_{i+1}]`` (the output depends on the hidden tokens
+    ``X_i`` only through ``Rd_i X_i``, and ``X_i`` lies in the column space of ``L_i``), the
     families are, in this order:
 
     * ``"collapse"`` (lightning only): after a layer with ``a_i = 1`` (``i < l``), every later
       layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and ``(0, N Q_j)`` with
       ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with ``t = 1``: every layer);
-    * ``"unread"`` (every normalizer): ``δV_i = z e_cᵀ`` for ``z`` in the kernel of ``Ξ_i``
+    * ``"unread"`` (every normalizer): ``δV_i = z e_cᵀ`` for ``z`` in the kernel of ``Rd_i``
       (``1 ≤ i < l``) and every unit ``e_c``: hidden directions no later layer reads;
     * ``"unused"`` (every normalizer): ``δQ_{i+1}, δK_{i+1}, δV_{i+1} = e_r zᵀ`` for ``z`` with
       ``zᵀ L_i = 0`` (``1 ≤ i < l``) and every unit ``e_r``: behind a widening layer, input
       directions of layer ``i + 1`` that its input never takes;
     * ``"one token"`` (normalizers, ``t = 1``): every ``δQ_i`` and ``δK_i`` (one token's
-      attention weight is 1 whatever the scores); ``Ξ_i`` then has no ``Q, K`` rows.
+      attention weight is 1 whatever the scores); ``Rd_i`` then has no ``Q, K`` rows.
 
-    The vectors ``z`` are cofactor vectors of rows of ``Ξ_i`` and of ``L_iᵀ``, polynomial
+    The vectors ``z`` are cofactor vectors of rows of ``Rd_i`` and of ``L_iᵀ``, polynomial
     families in the kernel because the rank of those matrices is bounded at every point by the
     widths (the note's lemma on cofactor vectors).
 
@@ -409,7 +409,7 @@ def _family_rows(
         rows = out.setdefault("unread", [])
         bound = _read_bounds(widths, attn, attention_read)
         read = [[1 if c == r else 0 for c in range(widths[l])] for r in range(widths[l])]
-        for i in range(l - 1, 0, -1):  # read becomes Ξ_i, read by layer i + 1 = mats[i]
+        for i in range(l - 1, 0, -1):  # read becomes Rd_i, read by layer i + 1 = mats[i]
             Qn, Kn, Vn = mats[i]
             read = (Qn + Kn if attention_read else []) + _matmul(read, Vn)
             d_i, d_prev = widths[i], widths[i - 1]
