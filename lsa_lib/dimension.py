@@ -44,8 +44,6 @@ __all__ = [
     "expected_dimension",
     "FIBER_FAMILIES",
     "extra_fiber_directions",
-    "fiber_upper_bound",
-    "FiberBounds",
     "needed_fiber_families",
     "exact_dimension",
     "float_dimension",
@@ -234,7 +232,8 @@ def expected_dimension(
     return general_width_formula(widths, attn, normalizer)
 
 
-#: The families of :func:`extra_fiber_directions`, in the order of its rows.
+#: The families of :func:`extra_fiber_directions`, in the order of its rows
+#: (:doc:`/book/notes/widening`).
 FIBER_FAMILIES: tuple[str, ...] = ("collapse", "unread", "unused", "one token")
 
 
@@ -503,58 +502,9 @@ def _stacked_rank(blocks: Sequence[NDArray[np.float64]]) -> int:
     return int(flint.nmod_mat(*M.shape, M.ravel().tolist(), _modp.DEFAULT_PRIME).rank())
 
 
-def fiber_upper_bound(
-    widths: Sequence[int],
-    attn: Sequence[int],
-    t: int = 3,
-    normalizer: str | None = None,
-    *,
-    families: Sequence[str] | None = None,
-    seed: int = 0,
-) -> int:
-    """The certified upper bound alone: ``P`` minus the rank of the known fiber directions.
-
-    The tangents of the symmetries (those that survive the normalizer, if any) and of the
-    chosen :func:`extra_fiber_directions`, at a random integer point, ranked modulo a prime:
-    the rank there is at most their generic rank, so ``P`` minus it bounds the dimension from
-    above (:func:`exact_dimension` computes the same bound next to a lower one). Cheap: no
-    Jacobian. Explained in :doc:`/book/notes/widening`.
-
-    Parameters
-    ----------
-    widths, attn : sequence of int
-        ``(d_0, …, d_l)`` and ``(a_1, …, a_l)``.
-    t : int
-        Tokens per input.
-    normalizer : str, optional
-        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS`.
-    families : sequence of str, optional
-        Names from :data:`FIBER_FAMILIES` (default: all; ``()``: the symmetries alone).
-    seed : int
-        Seeds the point.
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> fiber_upper_bound((2, 3, 2), (2, 1), families=())  # the symmetries alone
-    10
-    >>> fiber_upper_bound((2, 3, 2), (2, 1))  # with the unused directions: the dimension
-    9
-    """
-    w, a = _checks.architecture(widths, attn)
-    t = _checks.tokens(t)
-    _normalizer(normalizer)
-    chosen = FIBER_FAMILIES if families is None else _families(families)
-    sym, rows = _fiber_rows(w, a, t, normalizer, seed)
-    P = parameter_count(w, a)
-    return P - _stacked_rank([sym] + [rows[f] for f in chosen if f in rows])
-
-
 class FiberBounds(NamedTuple):
-    """Upper bounds with and without the fiber families (:func:`needed_fiber_families`)."""
+    """Upper bounds with and without the fiber families (what :func:`needed_fiber_families`
+    returns)."""
 
     symmetries: int
     """``P`` minus the rank of the symmetries' tangents alone."""
@@ -574,8 +524,11 @@ def needed_fiber_families(
 ) -> FiberBounds:
     """Which of the fiber families the upper bound needs, at one random integer point.
 
-    Explained in :doc:`/book/notes/widening`: the atlas says for each entry which families
-    closed its bounds.
+    The tangents of the symmetries (those that survive the normalizer, if any) and of each
+    family of :func:`extra_fiber_directions`, ranked modulo a prime, in combinations: cheap, no
+    Jacobian (:func:`exact_dimension` computes the bound with every family next to a lower
+    one). Explained in :doc:`/book/notes/widening`: the atlas says for each entry which
+    families closed its bounds.
 
     Parameters
     ----------
@@ -588,14 +541,19 @@ def needed_fiber_families(
     Returns
     -------
     FiberBounds
-        ``needed`` is empty when the symmetries alone give the bound; otherwise the families
-        without which the bound would be higher, or, where none is indispensable on its own
+        A named tuple: ``symmetries``, ``P`` minus the rank of the symmetries' tangents alone;
+        ``families``, ``P`` minus the rank of those and of every family's directions (both upper
+        bounds on the dimension: the rank at this point is at most the generic rank); and
+        ``needed``, empty when the symmetries alone give the second bound, otherwise the
+        families without which it would be higher, or, where none is indispensable on its own
         (two families overlap), every family that lowers the symmetries' bound by itself.
 
     Examples
     --------
     >>> needed_fiber_families((5, 4, 1), (2, 1))
     FiberBounds(symmetries=29, families=28, needed=('unread',))
+    >>> needed_fiber_families((2, 3, 2), (2, 1))  # the unused directions give the dimension 9
+    FiberBounds(symmetries=10, families=9, needed=('unused',))
     """
     w, a = _checks.architecture(widths, attn)
     t = _checks.tokens(t)
