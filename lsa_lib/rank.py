@@ -472,16 +472,29 @@ def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -
         return np.zeros((0, P))
     # integer arrays in, so that the generators come back as exact integers
     gens = param.generators([np.asarray(x).astype(np.int64) for x in point])
-    if isinstance(gens, np.ndarray) and gens.ndim == 2 and gens.dtype != object:
-        rows = list(gens)
+    if isinstance(gens, np.ndarray) and gens.ndim == 2:
+        rows = list(gens)  # an object array's rows keep their Python integers
     else:
-        rows = [np.concatenate([np.asarray(b).reshape(-1) for b in g]) for g in gens]
+        rows = [_exact_concat(g) for g in gens]
     for r in rows:
         if r.shape != (P,):
             raise ValueError(f"a generator has {r.size} entries, expected P = {P}")
     if not rows:
         return np.zeros((0, P))
     return np.stack([_modp.as_residues(r, p, "generators") for r in rows])
+
+
+def _exact_concat(blocks: Sequence[Any]) -> np.ndarray:
+    """One generator's blocks as one flat integer row, without a detour through float64.
+
+    numpy promotes int64 beside uint64 (or beside the int64 array of a large Python integer)
+    to float64, which rounds integers above 2**53; object arrays keep them exact.
+    """
+    arrays = [np.asarray(b).reshape(-1) for b in blocks]
+    kinds = {a.dtype.kind for a in arrays}
+    if "O" in kinds or ("u" in kinds and "i" in kinds):
+        arrays = [a.astype(object) for a in arrays]
+    return np.concatenate(arrays)
 
 
 def _orbit_rank(G: np.ndarray, shapes: Sequence[tuple[int, ...]], p: int) -> int:
