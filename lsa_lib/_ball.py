@@ -339,18 +339,23 @@ def certified_rank(
     J: NDArray[np.float64],
     r: int,
     outputs: int,
+    *,
+    inputs: int | None = None,
 ) -> int:
     """A rank proven by ball arithmetic: the size of a minor whose determinant excludes zero.
 
     The float Jacobian ``J`` (of ``forward`` at ``point`` on inputs ``X``, ``outputs`` rows per
-    input) only *chooses* ``r`` columns and ``r`` rows (pivoted Gram–Schmidt); the entries of
+    input) only *chooses* ``r`` columns (pivoted Gram–Schmidt) and ``r`` rows (partial pivoting
+    among the rows of the first ``inputs`` inputs, all by default: each input of the minor costs
+    one forward pass in ball arithmetic); the entries of
     that minor are recomputed in ball arithmetic from the exact float inputs, so round-off in
     ``J`` cannot affect the proof. If the full minor's ball contains zero at every precision of
     :data:`PRECISIONS`, leading minors of the chosen order are tried, largest first (any one
     that excludes zero proves its size); 0 if none does.
     """
     cols = pivots(J, r)
-    rows = pivot_rows(J[:, cols])
+    n_rows = J.shape[0] if inputs is None else inputs * outputs
+    rows = pivot_rows(J[:n_rows, cols])
     entries: dict[int, list[Any]] = {}
     old = flint.ctx.prec
     try:

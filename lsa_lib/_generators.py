@@ -131,12 +131,25 @@ class Tangents:
         return np.stack(self._rows)
 
 
+def _flat_row(blocks: Any) -> NDArray[Any]:
+    """One tangent's blocks as one flat row, integers kept exact.
+
+    numpy promotes int64 beside uint64 (or beside the object array of a large Python integer)
+    to float64, which rounds integers above 2**53: such rows are built as object arrays.
+    """
+    arrays = [np.asarray(b).reshape(-1) for b in blocks]
+    kinds = {a.dtype.kind for a in arrays}
+    if "O" in kinds or ("u" in kinds and "i" in kinds):
+        arrays = [a.astype(object) for a in arrays]
+    return np.concatenate(arrays)
+
+
 def as_matrix(tangents: Any, n_params: int) -> NDArray[Any]:
     """A model's tangents as one ``(n, P)`` array: a matrix already, or lists of blocks."""
     if isinstance(tangents, np.ndarray) and tangents.ndim == 2:
         G = tangents
     else:
-        rows = [np.concatenate([np.asarray(b).reshape(-1) for b in g]) for g in tangents]
+        rows = [_flat_row(g) for g in tangents]
         for r in rows:
             if r.shape != (n_params,):
                 raise ValueError(f"a generator has {r.size} entries, expected P = {n_params}")

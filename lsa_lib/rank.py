@@ -187,6 +187,9 @@ class ExactRank:
         How the lower bound is proven: a rank modulo ``prime``, a minor whose determinant's
         ball excludes zero (non-polynomial maps, at a float point on float inputs), or an exact
         rank over the rationals (a given matrix).
+    reading : FloatRank or None
+        For a ``"ball"`` lower bound, the float reading of the Jacobian that chose its minor
+        (at the same point, on the same inputs); None otherwise.
     """
 
     lower: int
@@ -195,6 +198,7 @@ class ExactRank:
     prime: int | None
     n_inputs: int | None = None
     lower_by: str = "mod p"
+    reading: FloatRank | None = field(default=None, repr=False, compare=False)
 
     @property
     def certified(self) -> bool:
@@ -494,6 +498,24 @@ def _certify(
     return lower, upper, n
 
 
+def _leading_inputs(J: NDArray[np.float64], out: int, r: int) -> int:
+    """The fewest leading inputs whose rows of ``J`` (``out`` per input) reach float rank ``r``.
+
+    Each input of the minor costs one forward pass in ball arithmetic, so the minor's rows are
+    chosen among as few inputs as the float reading allows (all of them if none fewer does).
+    """
+    n = J.shape[0] // out
+    m = max(1, -(-r // out))
+    while m < n:
+        sub = J[: m * out]
+        s = np.linalg.svd(sub, compute_uv=False)
+        reading = _read(s, sub.shape, "float64", GAP_MIN, strict=False)
+        if reading.trusted and reading.rank >= r:
+            return m
+        m += max(1, m // 4)
+    return n
+
+
 def _ball_certify(
     param: Parametrization, params: Any, p: int, rng: np.random.Generator, n: int | None
 ) -> ExactRank:
@@ -512,10 +534,15 @@ def _ball_certify(
         X = rng.standard_normal((n, *param.input_shape))
         J = float_jacobian(param, point, X)
         s = _singular_values(J)
-    r = min(_read(s, J.shape, "float64", GAP_MIN, strict=False).rank, upper)
+    reading = _read(s, J.shape, "float64", GAP_MIN, strict=False, n=int(X.shape[0]))
+    r = min(reading.rank, upper)
     out = _outputs_per_input(param)
-    lower = _ball.certified_rank(param.forward, param.shapes, point, X, J, r, out) if r > 0 else 0
-    return ExactRank(int(lower), int(upper), P, p, int(X.shape[0]), "ball")
+    lower = 0
+    if r > 0:
+        cols = _ball.pivots(J, r)
+        m = _leading_inputs(J[:, cols], out, r)
+        lower = _ball.certified_rank(param.forward, param.shapes, point, X, J, r, out, inputs=m)
+    return ExactRank(int(lower), int(upper), P, p, int(X.shape[0]), "ball", reading)
 
 
 def _exact_matrix_rank(M: Any) -> ExactRank:
