@@ -78,22 +78,7 @@ def test_private_names_come_only_from_the_private_core():
     assert not crossings, "\n".join(crossings)
 
 
-# rules.py grows with every rule the chapters state; it is to be split by family of rules
-# (deep networks, variants, one output coordinate, the singular locus) once they settle. Strict:
-# the mark must go when the split lands.
-TOO_LONG_FOR_NOW = {"rules.py"}
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="to be split by family"))
-        if str(p.relative_to(LIB)) in TOO_LONG_FOR_NOW
-        else p
-        for p in FILES
-    ],
-    ids=lambda p: str(p.relative_to(LIB)),
-)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(LIB)))
 def test_no_module_is_longer_than_600_lines(path: Path):
     n = len(path.read_text().splitlines())
     assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines (at most {MAX_LINES})"
