@@ -30,7 +30,10 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch.func import jacfwd, jacrev, vmap
 
-from . import _ball, _checks, _exact, _generators, _limits, _modp
+from . import _ball, _checks, _exact, _limits, _modp
+from ._certificate import certify as _certify
+from ._certificate import generator_matrix as _generator_matrix
+from ._certificate import outputs_per_input as _outputs_per_input
 from ._checks import DType
 from .tolerances import GAP_MIN
 
@@ -273,14 +276,6 @@ def _singular_values(J: NDArray[Any]) -> NDArray[np.float64]:
     return torch.linalg.svdvals(T).double().numpy()
 
 
-def _outputs_per_input(param: Parametrization) -> int:
-    """The number of output coordinates of one input (one forward pass at zero)."""
-    ps = [torch.zeros(s, dtype=torch.float64) for s in param.shapes]
-    with torch.no_grad():
-        y = param.forward(ps, torch.zeros((1, *param.input_shape), dtype=torch.float64))
-    return int(np.prod(tuple(y.shape[1:])))
-
-
 def float_jacobian(
     param: Parametrization,
     params: Sequence[ArrayLike],
@@ -454,50 +449,6 @@ def float_rank(
 # =========================================================================================
 # the exact engine
 # =========================================================================================
-def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -> np.ndarray:
-    """The symmetry tangents at ``point`` as residues mod ``p``, shape ``(n_generators, P)``."""
-    if param.generators is None:
-        return np.zeros((0, param.n_params))
-    # integer arrays in, so that the generators come back as exact integers
-    gens = param.generators([np.asarray(x).astype(np.int64) for x in point])
-    return _modp.as_residues(_generators.as_matrix(gens, param.n_params), p, "generators")
-
-
-def _certify(
-    param: Parametrization, point: list[np.ndarray], p: int, rng: np.random.Generator, n: Any
-) -> tuple[int, int, int]:
-    """``(lower, upper, inputs used)`` at ``point``.
-
-    With ``n=None`` inputs are added in rounds until the bounds meet or a round no longer raises
-    the rank; each round extrapolates the rank gained per input so far (deep networks gain about
-    ``t²`` directions per input once the first few are seen).
-    """
-    P = param.n_params
-    upper = P - _exact.orbit_rank(_generator_matrix(param, point, p), param.shapes, p)
-    if upper == 0:
-        return 0, 0, 0
-    C = None if upper == P else rng.integers(0, p, size=(P, upper)).astype(np.float64)
-
-    def rows(m: int) -> np.ndarray:
-        X = rng.integers(0, p, size=(m, *param.input_shape)).astype(np.float64)
-        return _modp.jacobian(param.forward, param.shapes, param.input_shape, point, X, C, p)
-
-    if n is not None:
-        return _modp.rank_mod_p(rows(n), p), upper, n
-    n = int(np.ceil(1.1 * upper / _outputs_per_input(param))) + 1
-    J = rows(n)
-    lower = _modp.rank_mod_p(J, p)
-    prev_n, prev_lower = 0, 0
-    while prev_lower < lower < upper:
-        rate = (lower - prev_lower) / (n - prev_n)
-        extra = min(int(np.ceil(1.2 * (upper - lower) / rate)) + 1, 2 * n)
-        prev_n, prev_lower = n, lower
-        J = np.vstack([J, rows(extra)])
-        n += extra
-        lower = _modp.rank_mod_p(J, p)
-    return lower, upper, n
-
-
 def _leading_inputs(J: NDArray[np.float64], out: int, r: int) -> int:
     """The fewest leading inputs whose rows of ``J`` (``out`` per input) reach float rank ``r``.
 
