@@ -1,0 +1,301 @@
+"""The last pass over the written website (``build-finished``): lighter pages, offline data.
+
+Each function takes the text of one HTML page and returns it changed; :func:`finish` applies
+them to every page of the built site and writes the offline copies of the interactive pages'
+data. Every rewrite is idempotent (a second pass changes nothing), so an incremental build that
+rewrites only some pages leaves the others as they were.
+
+* Icons: the theme draws about fifteen icons with FontAwesome, a 1.5 MB script plus two web
+  fonts (817 KB gzip of the 980 KB every page carried). Each icon becomes an inline SVG with
+  the same drawing, read from the theme's own copy of FontAwesome Free (CC BY 4.0 icons,
+  https://fontawesome.com/license/free); the script is no longer loaded.
+* Scripts: the theme's scripts are deferred, so that none blocks the first paint; the few lines
+  of page options that inline scripts read are inlined.
+* Figures: every picture gets its pixel size and ``loading="lazy"`` (the first one of the page
+  excepted), so that a page fetches its figures as the reader scrolls to them, and nothing moves
+  when one arrives.
+* Offline data: the atlas and the rotatable figure read their data from ``.json`` files
+  (written by ``tools/make_atlas.py`` and ``tools/make_umbrella.py``). A browser does not let a
+  page opened from the file system ``fetch`` them, so each gets a ``.js`` twin that registers
+  the same data when loaded by a ``<script>`` tag (``site_theme/static/book_data.js``).
+* Printed tables: an output whose lines are in columns is marked, so that on a phone it keeps
+  its rows and scrolls sideways instead of wrapping them (``book.css``).
+* Accessible names: the sidebar's expand buttons get a name; summaries and the search field
+  lose labels that contradict their visible text; the bibliography's list gets valid roles.
+* Print: the printed title keeps its chapter number.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import struct
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+# ------------------------------------------------------------------------------------------
+# icons
+# ------------------------------------------------------------------------------------------
+
+# the icons the theme's templates use; an unknown one fails the build (see icon_svg)
+ICON_PACKS = {"fa-solid": "fas", "fas": "fas", "fa-regular": "far", "far": "far", "fab": "fab"}
+ICON_PACKS["fa-brands"] = "fab"
+_PACK_CALL = re.compile(r'\b[\w$]+\("(fa[bsr])",')
+_ICON_DEF = re.compile(
+    r'(?:"([a-z0-9-]+)"|\b([a-z][a-z0-9]*)):\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]+","([^"]+)"\]'
+)
+_ICON_TAG = re.compile(r'<(i|span) class="([^"]*\bfa-[a-z0-9-]+[^"]*)"([^>]*)>\s*</\1>')
+
+
+def read_icons(fontawesome_js: str) -> dict[tuple[str, str], tuple[int, int, str]]:
+    """``(pack, name) → (width, height, path)`` from FontAwesome's all-in-one script, whose
+    icon tables each precede the call that defines their pack (``…("fab", {…})``)."""
+    calls = [(m.start(), m.group(1)) for m in _PACK_CALL.finditer(fontawesome_js)]
+    icons: dict[tuple[str, str], tuple[int, int, str]] = {}
+    start = 0
+    for end, pack in calls:
+        for m in _ICON_DEF.finditer(fontawesome_js, start, end):
+            icons.setdefault((pack, m[1] or m[2]), (int(m[3]), int(m[4]), m[5]))
+        start = end
+    return icons
+
+
+def icon_svg(classes: str, attrs: str, icons: dict) -> str:
+    names = classes.split()
+    pack = next((ICON_PACKS[c] for c in names if c in ICON_PACKS), "fas")
+    shape = [c[3:] for c in names if c.startswith("fa-") and c not in ICON_PACKS]
+    shape = [s for s in shape if s not in ("lg", "fw", "xs", "sm", "2x")]
+    if len(shape) != 1 or (pack, shape[0]) not in icons:
+        raise KeyError(f"no FontAwesome icon for class {classes!r}")
+    width, height, path = icons[(pack, shape[0])]
+    keep = [c for c in names if not c.startswith("fa") or c == "fa-lg"]
+    cls = " ".join(["book-icon", f"book-icon-{shape[0]}", *keep]).replace("fa-lg", "book-icon-lg")
+    attrs = re.sub(r'\s+title="[^"]*"', "", attrs)  # the button around it carries the name
+    return (
+        f'<svg class="{cls}"{attrs} viewBox="0 0 {width} {height}" aria-hidden="true" '
+        f'focusable="false"><path fill="currentColor" d="{path}"/></svg>'
+    )
+
+
+def inline_icons(page: str, icons: dict) -> str:
+    page = _ICON_TAG.sub(lambda m: icon_svg(m[2], m[3], icons), page)
+    page = re.sub(r'\s*<script defer src="[^"]*fontawesome\.js[^"]*"></script>', "", page)
+    return re.sub(
+        r'\s*<link rel="preload" as="script" href="[^"]*fontawesome\.js[^"]*"\s*/>', "", page
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# scripts
+# ------------------------------------------------------------------------------------------
+
+_SYNC_SCRIPT = re.compile(
+    r'<script((?:\s+(?!defer|async|type=)[\w-]+="[^"]*")*)\s+src="([^"]+)"></script>'
+)
+
+
+def defer_scripts(page: str, static: Path, page_dir: Path) -> str:
+    """Every external script without ``defer``/``async`` gets ``defer`` (which keeps their
+    order); ``documentation_options.js``, whose variable later inline scripts read, is inlined."""
+
+    def one(m: re.Match[str]) -> str:
+        attrs, src = m[1], m[2]
+        if "documentation_options.js" in src:
+            file = (page_dir / src.split("?")[0]).resolve()
+            code = file.read_text(encoding="utf-8").strip()
+            return f"<script{attrs}>{code}</script>"
+        return f'<script{attrs} defer src="{src}"></script>'
+
+    return _SYNC_SCRIPT.sub(one, page)
+
+
+# ------------------------------------------------------------------------------------------
+# figures
+# ------------------------------------------------------------------------------------------
+
+_IMG = re.compile(r"<img\b([^>]*?)\s*/?>")
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    return None
+
+
+def lazy_images(page: str, page_dir: Path) -> str:
+    """Pictures of the article: pixel size as ``width``/``height`` (which reserve their space
+    before they load, keeping the theme's CSS size) and lazy loading after the first one."""
+    start = page.find('<article class="bd-article"')
+    if start < 0:
+        return page
+    end = page.find("</article>", start)
+    seen = 0
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal seen
+        attrs = m[1]
+        src = re.search(r'src="([^"]+)"', attrs)
+        if not src or src[1].startswith(("data:", "http")):
+            return m[0]
+        seen += 1
+        file = page_dir / html.unescape(src[1])
+        size = png_size(file.read_bytes()[:32]) if file.suffix == ".png" and file.exists() else None
+        if size and "width=" not in attrs:
+            attrs += f' width="{size[0]}" height="{size[1]}"'
+        shown = re.search(r'style="width: (\d+(?:\.\d+)?)px;', attrs)
+        if shown and "--book-1x" not in attrs:  # its size at 1x (see book.css)
+            attrs = attrs.replace('style="', f'style="--book-1x: {shown[1]}px; ', 1)
+        if seen > 1 and "loading=" not in attrs:
+            attrs += ' loading="lazy"'
+        if "decoding=" not in attrs:
+            attrs += ' decoding="async"'
+        return f"<img{attrs} />"
+
+    return page[:start] + _IMG.sub(one, page[start:end]) + page[end:]
+
+
+# ------------------------------------------------------------------------------------------
+# printed tables
+# ------------------------------------------------------------------------------------------
+
+_OUTPUT_PRE = re.compile(
+    r'(<div class="output stream[^"]*"><div class="highlight"><pre)(>)(.*?)(</pre>)', re.S
+)
+_COLUMNS = re.compile(r"\S {2,}\S.* {2,}\S")
+
+
+def is_text_table(text: str) -> bool:
+    """Printed output laid out in columns: at least two lines with two or more gaps of two
+    spaces or more (``lsa_lib.report.Table``'s text form, or any aligned print)."""
+    return sum(bool(_COLUMNS.search(line.strip())) for line in text.splitlines()) >= 2
+
+
+def mark_text_tables(page: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        if not is_text_table(html.unescape(re.sub(r"<[^>]+>", "", m[3]))):
+            return m[0]
+        return f'{m[1]} class="book-text-table"{m[2]}{m[3]}{m[4]}'
+
+    return _OUTPUT_PRE.sub(one, page)
+
+
+# ------------------------------------------------------------------------------------------
+# accessible names and roles
+# ------------------------------------------------------------------------------------------
+
+
+def accessible_names(page: str) -> str:
+    # the sidebar's expand buttons: a <summary> holding only an icon
+    page = re.sub(
+        r'(<a class="reference internal" href="[^"]*">(.*?)</a>)<details><summary>',
+        lambda m: f'{m[1]}<details><summary aria-label="Sections of {_attr(_text(m[2]))}">',
+        page,
+    )
+    # the chapter sidebar is the book's navigation (its first items, the title and the search
+    # box, sit before the <nav> of the chapter list)
+    page = page.replace(
+        '<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar">',
+        '<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar" role="navigation"'
+        ' aria-label="The book">',
+    )
+    # "Show code cell source": the visible text is the name, not "Toggle hidden content"
+    page = page.replace('<summary aria-label="Toggle hidden content">', "<summary>")
+    # the search field's visible text ("Search Ctrl+K") is its name
+    page = page.replace(
+        '<button class="btn search-button-field search-button__button pst-js-only" '
+        'title="Search" aria-label="Search"',
+        '<button class="btn search-button-field search-button__button pst-js-only" title="Search"',
+    )
+    # the bibliography: docutils marks its entries with a deprecated DPUB role, so that the
+    # list seems to hold the entries' back-links; they are list items
+    return page.replace(' role="doc-biblioentry"', ' role="listitem"')
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+
+def _attr(text: str) -> str:
+    return html.escape(" ".join(text.split()), quote=True)
+
+
+# ------------------------------------------------------------------------------------------
+# print
+# ------------------------------------------------------------------------------------------
+
+
+def print_title(page: str) -> str:
+    """The printed title (the theme's ``#jb-print-docs-body`` heading) with the page's number."""
+    number = re.search(
+        r'<article class="bd-article">.*?<h1><span class="section-number">([^<]+)</span>',
+        page,
+        re.S,
+    )
+    if not number:
+        return page
+    return re.sub(
+        r'(<div id="jb-print-docs-body" class="onlyprint">\s*<h1>)(?!<span)',
+        lambda m: f'{m[1]}<span class="section-number">{number[1]}</span>',
+        page,
+        count=1,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# offline data
+# ------------------------------------------------------------------------------------------
+
+
+def data_script(key: str, data: str) -> str:
+    """The ``.js`` twin of a data file: registers the parsed JSON under its path in
+    ``_static`` (see ``book_data.js``)."""
+    json.loads(data)  # refuse to wrap something that is not JSON
+    return f"(self.bookData = self.bookData || {{}})[{json.dumps(key)}] = {data.strip()};\n"
+
+
+def write_data_scripts(static: Path, folders: Iterable[str]) -> int:
+    count = 0
+    for folder in folders:
+        for file in sorted((static / folder).rglob("*.json")):
+            key = file.relative_to(static).as_posix()
+            twin = file.with_suffix(".js")
+            text = data_script(key, file.read_text(encoding="utf-8"))
+            if not twin.exists() or twin.read_text(encoding="utf-8") != text:
+                twin.write_text(text, encoding="utf-8")
+            count += 1
+    return count
+
+
+# ------------------------------------------------------------------------------------------
+# the pass
+# ------------------------------------------------------------------------------------------
+
+
+def pages(outdir: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in outdir.rglob("*.html")
+        if not {"_static", "_sources"} & set(p.relative_to(outdir).parts)
+    )
+
+
+def finish(outdir: Path, data_folders: Iterable[str]) -> None:
+    static = outdir / "_static"
+    fa = static / "scripts" / "fontawesome.js"
+    icons = read_icons(fa.read_text(encoding="utf-8")) if fa.exists() else {}
+    steps: list[Callable[[str, Path], str]] = [
+        lambda t, d: inline_icons(t, icons) if icons else t,
+        lambda t, d: defer_scripts(t, static, d),
+        lambda t, d: lazy_images(t, d),
+        lambda t, d: mark_text_tables(t),
+        lambda t, d: accessible_names(t),
+        lambda t, d: print_title(t),
+    ]
+    for file in pages(outdir):
+        text = original = file.read_text(encoding="utf-8")
+        for step in steps:
+            text = step(text, file.parent)
+        if text != original:
+            file.write_text(text, encoding="utf-8")
+    write_data_scripts(static, data_folders)
