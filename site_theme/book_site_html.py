@@ -8,12 +8,13 @@ rewrites only some pages leaves the others as they were.
 * Icons: the theme draws about fifteen icons with FontAwesome, a 1.5 MB script plus two web
   fonts (817 KB gzip of the 980 KB every page carried). Each icon becomes an inline SVG with
   the same drawing, read from the theme's own copy of FontAwesome Free (CC BY 4.0 icons,
-  https://fontawesome.com/license/free); the script is no longer loaded.
+  https://fontawesome.com/license/free); the script is no longer loaded. The icons the
+  theme's style sheets draw with FontAwesome's fonts remain, from fonts cut down to them.
 * Scripts: the theme's scripts are deferred, so that none blocks the first paint; the few lines
   of page options that inline scripts read are inlined.
 * Figures: every picture gets its pixel size and ``loading="lazy"`` (the first one of the page
   excepted), so that a page fetches its figures as the reader scrolls to them, and nothing moves
-  when one arrives.
+  when one arrives; the PNGs are re-encoded with a 256-colour palette (a third of the bytes).
 * Offline data: the atlas and the rotatable figure read their data from ``.json`` files
   (written by ``tools/make_atlas.py`` and ``tools/make_umbrella.py``). A browser does not let a
   page opened from the file system ``fetch`` them, so each gets a ``.js`` twin that registers
@@ -22,7 +23,7 @@ rewrites only some pages leaves the others as they were.
   its rows and scrolls sideways instead of wrapping them (``book.css``).
 * Accessible names: the sidebar's expand buttons get a name; summaries and the search field
   lose labels that contradict their visible text; the bibliography's list gets valid roles.
-* Print: the printed title keeps its chapter number.
+* Print: the printed title keeps its chapter number; the footer links the book's PDF.
 """
 
 from __future__ import annotations
@@ -86,6 +87,59 @@ def inline_icons(page: str, icons: dict) -> str:
     )
 
 
+# The theme's style sheets still draw about twenty icons with FontAwesome's web fonts
+# (admonition titles, the sidebar's carets, external links: CSS ``content`` glyphs). Those fonts
+# are cut down to the glyphs some style sheet uses (a few KB instead of 270 KB).
+_FA_FONTS = ("fa-solid-900", "fa-regular-400", "fa-brands-400")
+_PUA = re.compile("[\ue000-\uf8ff]|\\\\(f[0-9a-f]{3})")
+_ICON_CLASS_RULE = re.compile(r"\.fa-[\w-]+::?(before|after)")
+
+
+def css_icon_codepoints(css: str) -> set[int]:
+    """Private-use code points in the ``content`` of rules other than FontAwesome's own
+    ``.fa-<name>:before`` classes (which the pages no longer use)."""
+    found: set[int] = set()
+    for m in re.finditer(r"([^{}]*)\{([^{}]*)\}", css):
+        selectors = [x.strip() for x in m[1].split(",")]
+        if all(_ICON_CLASS_RULE.fullmatch(x) for x in selectors):
+            continue
+        for c in _PUA.finditer(m[2]):
+            found.add(int(c[1], 16) if c[1] else ord(c[0]))
+    return found
+
+
+def subset_icon_fonts(static: Path) -> None:
+    from fontTools import subset
+
+    webfonts = static / "vendor" / "fontawesome" / "webfonts"
+    if not webfonts.is_dir():
+        return
+    css_files = sorted(static.rglob("*.css"))
+    used: set[int] = set()
+    for css in css_files:
+        used |= css_icon_codepoints(css.read_text(encoding="utf-8"))
+    for name in _FA_FONTS:
+        source = webfonts / f"{name}.ttf"
+        if not source.exists():
+            continue
+        options = subset.Options()
+        options.flavor = "woff"
+        font = subset.load_font(str(source), options)
+        cutter = subset.Subsetter(options)
+        cutter.populate(unicodes=sorted(used))
+        cutter.subset(font)
+        subset.save_font(font, str(webfonts / f"{name}-book.woff"), options)
+    for css in css_files:
+        text = original = css.read_text(encoding="utf-8")
+        for name in _FA_FONTS:
+            text = text.replace(
+                f'fontawesome/webfonts/{name}.woff2) format("woff2")',
+                f'fontawesome/webfonts/{name}-book.woff) format("woff")',
+            )
+        if text != original:
+            css.write_text(text, encoding="utf-8")
+
+
 # ------------------------------------------------------------------------------------------
 # scripts
 # ------------------------------------------------------------------------------------------
@@ -125,7 +179,9 @@ def png_size(data: bytes) -> tuple[int, int] | None:
 
 def lazy_images(page: str, page_dir: Path) -> str:
     """Pictures of the article: pixel size as ``width``/``height`` (which reserve their space
-    before they load, keeping the theme's CSS size) and lazy loading after the first one."""
+    before they load, keeping the theme's CSS size) and lazy loading after the first one; a
+    figure that stands in for an interactive one (class ``umbrella-static``: shown in print
+    and without JavaScript) is lazy too, so that the screen never fetches it."""
     start = page.find('<article class="bd-article"')
     if start < 0:
         return page
@@ -138,7 +194,9 @@ def lazy_images(page: str, page_dir: Path) -> str:
         src = re.search(r'src="([^"]+)"', attrs)
         if not src or src[1].startswith(("data:", "http")):
             return m[0]
-        seen += 1
+        figure = body.rfind("<figure", 0, m.start())
+        stand_in = figure >= 0 and "umbrella-static" in body[figure : body.find(">", figure)]
+        seen += 0 if stand_in else 1
         file = page_dir / html.unescape(src[1])
         size = png_size(file.read_bytes()[:32]) if file.suffix == ".png" and file.exists() else None
         if size and "width=" not in attrs:
@@ -146,13 +204,46 @@ def lazy_images(page: str, page_dir: Path) -> str:
         shown = re.search(r'style="width: (\d+(?:\.\d+)?)px;', attrs)
         if shown and "--book-1x" not in attrs:  # its size at 1x (see book.css)
             attrs = attrs.replace('style="', f'style="--book-1x: {shown[1]}px; ', 1)
-        if seen > 1 and "loading=" not in attrs:
+        if (seen > 1 or stand_in) and "loading=" not in attrs:
             attrs += ' loading="lazy"'
         if "decoding=" not in attrs:
             attrs += ' decoding="async"'
         return f"<img{attrs} />"
 
-    return page[:start] + _IMG.sub(one, page[start:end]) + page[end:]
+    body = page[start:end]
+    return page[:start] + _IMG.sub(one, body) + page[end:]
+
+
+# ------------------------------------------------------------------------------------------
+# formulas of the first screen
+# ------------------------------------------------------------------------------------------
+
+EAGER_CLASS = "book-eager"
+EAGER_CHARACTERS = 3000  # about a desktop screen of text, two phone screens
+_MATH_OPEN = re.compile(r'<(span|div) class="math notranslate nohighlight"')
+
+
+def eager_math(page: str, characters: int = EAGER_CHARACTERS) -> str:
+    """Mark the formulas among the first ``characters`` of the article's text: MathJax
+    typesets them at once, the others when the reader scrolls near them (a formula waiting
+    for that is an empty box, which would make the first screen jump)."""
+    start = page.find('<article class="bd-article"')
+    if start < 0 or EAGER_CLASS in page:
+        return page
+    end = page.find("</article>", start)
+    out, seen, pos = [], 0, start
+    for m in re.finditer(r"<[^>]+>|[^<]+", page[start:end]):
+        token = m[0]
+        if token.startswith("<"):
+            if seen < characters and _MATH_OPEN.match(token):
+                token = token.replace('class="math ', f'class="math {EAGER_CLASS} ', 1)
+        else:
+            seen += len(token.strip())
+        out.append(token)
+        pos = start + m.end()
+        if seen >= characters:
+            break
+    return page[:start] + "".join(out) + page[pos:]
 
 
 # ------------------------------------------------------------------------------------------
@@ -180,6 +271,40 @@ def mark_text_tables(page: str) -> str:
     return _OUTPUT_PRE.sub(one, page)
 
 
+def shrink_pngs(images: Path, cache: Path) -> None:
+    """Re-encode the figures as 256-colour PNGs (a third of their size; the book's plots have
+    few colours, and the difference is not visible) when that saves a quarter or more. Opaque
+    pictures only; results are kept in ``cache`` by the original's content hash."""
+    import hashlib
+    import io
+
+    from PIL import Image
+
+    cache.mkdir(parents=True, exist_ok=True)
+    for file in sorted(images.glob("*.png")):
+        data = file.read_bytes()
+        key = cache / (hashlib.sha256(data).hexdigest() + ".png")
+        if key.exists():
+            small = key.read_bytes()
+        else:
+            with Image.open(io.BytesIO(data)) as im:
+                opaque = im.mode == "RGB" or (
+                    im.mode == "RGBA" and im.getchannel("A").getextrema()[0] == 255
+                )
+                if not opaque:  # a palette image (already small) or a transparent one
+                    small = data
+                else:
+                    out = io.BytesIO()
+                    rgb = im.convert("RGB")
+                    rgb.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(
+                        out, "PNG", optimize=True
+                    )
+                    small = out.getvalue() if len(out.getvalue()) <= 0.75 * len(data) else data
+            key.write_bytes(small)
+        if small != data:
+            file.write_bytes(small)
+
+
 # ------------------------------------------------------------------------------------------
 # accessible names and roles
 # ------------------------------------------------------------------------------------------
@@ -188,8 +313,8 @@ def mark_text_tables(page: str) -> str:
 def accessible_names(page: str) -> str:
     # the sidebar's expand buttons: a <summary> holding only an icon
     page = re.sub(
-        r'(<a class="reference internal" href="[^"]*">(.*?)</a>)<details><summary>',
-        lambda m: f'{m[1]}<details><summary aria-label="Sections of {_attr(_text(m[2]))}">',
+        r'(<a class="reference internal" href="[^"]*">((?:(?!</a>).)*)</a>)(<details[^>]*>)<summary>',
+        lambda m: f'{m[1]}{m[3]}<summary aria-label="Sections of {_attr(_text(m[2]))}">',
         page,
     )
     # the chapter sidebar is the book's navigation (its first items, the title and the search
@@ -243,6 +368,23 @@ def print_title(page: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------
+# the PDF
+# ------------------------------------------------------------------------------------------
+
+
+def pdf_link(page: str, root: str, name: str) -> str:
+    """A link to the book's PDF in the footer of every page (pages with a source also have it
+    in their download menu); ``root`` is the relative path of the site's root."""
+    if 'class="book-pdf"' in page:
+        return page
+    link = (
+        f'<p class="book-pdf"><a href="{root}{name}">The whole book as a PDF</a> '
+        "(for reading offline and printing).</p>"
+    )
+    return re.sub(r'(<p class="book-licence">.*?</p>)', lambda m: m[1] + link, page, count=1)
+
+
+# ------------------------------------------------------------------------------------------
 # offline data
 # ------------------------------------------------------------------------------------------
 
@@ -280,7 +422,25 @@ def pages(outdir: Path) -> list[Path]:
     )
 
 
-def finish(outdir: Path, data_folders: Iterable[str]) -> None:
+def strip_icon_classes(static: Path) -> None:
+    """Drop FontAwesome's 1,900 ``.fa-<name>:before`` rules from the theme's style sheet (no
+    page uses those classes any more: 20 KB of the 65 KB gzip every page loads first)."""
+    css = static / "styles" / "pydata-sphinx-theme.css"
+    if not css.exists():
+        return
+    text = css.read_text(encoding="utf-8")
+    kept = re.sub(
+        r"(?<=[{}])([^{}@]*)\{[^{}]*\}",
+        lambda m: (
+            "" if all(_ICON_CLASS_RULE.fullmatch(x.strip()) for x in m[1].split(",")) else m[0]
+        ),
+        text,
+    )
+    if kept != text:
+        css.write_text(kept, encoding="utf-8")
+
+
+def finish(outdir: Path, data_folders: Iterable[str], pdf_name: str) -> None:
     static = outdir / "_static"
     fa = static / "scripts" / "fontawesome.js"
     icons = read_icons(fa.read_text(encoding="utf-8")) if fa.exists() else {}
@@ -289,8 +449,10 @@ def finish(outdir: Path, data_folders: Iterable[str]) -> None:
         lambda t, d: defer_scripts(t, static, d),
         lambda t, d: lazy_images(t, d),
         lambda t, d: mark_text_tables(t),
+        lambda t, d: eager_math(t),
         lambda t, d: accessible_names(t),
         lambda t, d: print_title(t),
+        lambda t, d: pdf_link(t, "../" * len(d.relative_to(outdir).parts), pdf_name),
     ]
     for file in pages(outdir):
         text = original = file.read_text(encoding="utf-8")
@@ -299,3 +461,6 @@ def finish(outdir: Path, data_folders: Iterable[str]) -> None:
         if text != original:
             file.write_text(text, encoding="utf-8")
     write_data_scripts(static, data_folders)
+    subset_icon_fonts(static)
+    strip_icon_classes(static)
+    shrink_pngs(outdir / "_images", outdir.parent / "png-cache")

@@ -18,6 +18,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from book_site_html import EAGER_CLASS
+
 BUNDLE = "book-mathjax.js"
 
 # (component name, file in the es5 folder), in dependency order; startup first, so that each
@@ -45,6 +47,9 @@ def config(user: dict[str, Any] | None) -> dict[str, Any]:
     loader.setdefault("load", [])  # everything is in the bundle
     tex = out.setdefault("tex", {})
     tex.setdefault("packages", {"[+]": TEX_PACKAGES})
+    # the formulas of the first screen (marked by book_site_html.eager_math) are typeset at
+    # once; the others when they come within 200 px of the screen
+    out.setdefault("options", {}).setdefault("lazyAlwaysTypeset", f".{EAGER_CLASS}")
     return out
 
 

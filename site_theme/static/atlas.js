@@ -1,8 +1,9 @@
 /* The atlas of dimensions: pick an architecture, read what lsa_lib computed for it.
  *
- * Plain JavaScript, no dependency. The data (written by tools/make_atlas.py) sits next to
- * this file in _static/atlas/: index.json, then one file per depth and first widths,
- * fetched only when the reader picks such an architecture. The chosen architecture is kept
+ * Plain JavaScript; the data is read with loadBookData (book.js), which also works when the
+ * site is opened from the file system. The data (written by tools/make_atlas.py) sits next
+ * to this file in _static/atlas/: index.json, then one file per depth and first widths,
+ * loaded only when the reader picks such an architecture. The chosen architecture is kept
  * in the page address (#w=3,2,2&a=2,1), so that a link can open the atlas on a case.
  */
 (function () {
@@ -41,15 +42,7 @@
   }
 
   function load(name) {
-    if (!files.has(name)) {
-      files.set(
-        name,
-        fetch(dataUrl + name).then((r) => {
-          if (!r.ok) throw new Error(`${name}: HTTP ${r.status}`);
-          return r.json();
-        })
-      );
-    }
+    if (!files.has(name)) files.set(name, self.loadBookData(dataUrl + name));
     return files.get(name);
   }
 
@@ -269,8 +262,7 @@
     }
   }
 
-  fetch(dataUrl + "index.json")
-    .then((r) => r.json())
+  load("index.json")
     .then((idx) => {
       index = idx;
       for (const d of Object.keys(index.grid))

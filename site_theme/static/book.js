@@ -34,6 +34,7 @@
         key,
         new Promise((resolve, reject) => {
           const script = document.createElement("script");
+          script.async = true;
           script.src = address.href.replace(/\.json$/, ".js");
           script.onload = () =>
             key in self.bookData
@@ -71,6 +72,7 @@
   // ---- boxes that scroll sideways --------------------------------------------------------
   const SCROLLERS = [
     "span.math",
+    ".pst-scrollable-table-container",
     'div.math > mjx-container[display="true"]',
     ".bd-article table",
     ".bd-article pre",
@@ -164,6 +166,10 @@
   function unfitEquations() {
     while (fitted.length) fitted.pop().style.removeProperty("zoom");
   }
+  // pictures that load lazily are loaded for printing
+  window.addEventListener("beforeprint", () => {
+    for (const img of document.querySelectorAll('img[loading="lazy"]')) img.loading = "eager";
+  });
   const printing = window.matchMedia("print");
   printing.addEventListener("change", (e) => (e.matches ? fitEquations() : unfitEquations()));
   window.addEventListener("beforeprint", fitEquations);
