@@ -28,6 +28,7 @@ setup: $(STAMP)
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
+	if command -v xelatex > /dev/null; then $(MAKE) pdf; else echo "No TeX: the site's PDF (book.pdf) was not built; see the README"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check lsa_lib tests benchmarks tools book _ext site_theme

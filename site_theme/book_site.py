@@ -348,7 +348,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", _builder_inited)
     # after sphinx-book-theme's own handlers (priority 501), which build the header buttons
     app.connect("html-page-context", _html_page_context, priority=900)
-    app.connect("build-finished", _build_finished)
+    # after the theme's own (which writes the light and dark code colours into pygments.css)
+    app.connect("build-finished", _build_finished, priority=900)
     app.add_node(theorem_index)
     app.add_directive("theorem-index", TheoremIndex)
     app.connect("doctree-read", _collect_titles)

@@ -10,10 +10,11 @@ rewrites only some pages leaves the others as they were.
   the same drawing, read from the theme's own copy of FontAwesome Free (CC BY 4.0 icons,
   https://fontawesome.com/license/free); the script is no longer loaded. The icons the
   theme's style sheets draw with FontAwesome's fonts remain, from fonts cut down to them.
+* Style sheets: the dozen sheets of a page become one file (one render-blocking request).
 * Scripts: the theme's scripts are deferred, so that none blocks the first paint; the few lines
   of page options that inline scripts read are inlined.
-* Figures: every picture gets its pixel size and ``loading="lazy"`` (the first one of the page
-  excepted), so that a page fetches its figures as the reader scrolls to them, and nothing moves
+* Figures: every picture gets its pixel size and ``loading="lazy"`` (a picture on the first
+  screen excepted), so that a page fetches its figures as the reader scrolls to them, and nothing moves
   when one arrives; the PNGs are re-encoded with a 256-colour palette (a third of the bytes).
 * Offline data: the atlas and the rotatable figure read their data from ``.json`` files
   (written by ``tools/make_atlas.py`` and ``tools/make_umbrella.py``). A browser does not let a
@@ -28,8 +29,10 @@ rewrites only some pages leaves the others as they were.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
+import os
 import re
 import struct
 from collections.abc import Callable, Iterable
@@ -165,6 +168,70 @@ def defer_scripts(page: str, static: Path, page_dir: Path) -> str:
 
 
 # ------------------------------------------------------------------------------------------
+# style sheets
+# ------------------------------------------------------------------------------------------
+
+_STYLE_LINK = re.compile(
+    r'<link (?:rel="stylesheet" type="text/css" href="([^"]+)"|href="([^"]+)" rel="stylesheet")'
+    r"\s*/?>\s*"
+)
+_CSS_URL = re.compile(r"""url\(\s*(?:(['"])(.*?)\1|([^)'"\s]+))\s*\)""")
+_CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*['"]?([^'")\s;]+)['"]?\s*\)?\s*;""")
+
+
+def _relocated_css(file: Path, static: Path, seen: set[Path]) -> str:
+    """The text of a style sheet as if it sat in ``static``: relative ``url()``s rewritten,
+    ``@import``s replaced by the imported sheet."""
+    text = file.read_text(encoding="utf-8")
+    seen.add(file)
+
+    def url(m: re.Match[str]) -> str:
+        target = m[2] if m[2] is not None else m[3]
+        if re.match(r"(data:|[a-z]+://|/|#)", target):
+            return m[0]
+        moved = os.path.relpath((file.parent / target).resolve(), static.resolve())
+        return f'url("{Path(moved).as_posix()}")'
+
+    def imported(m: re.Match[str]) -> str:
+        target = (file.parent / m[1]).resolve()
+        if target in seen or not target.exists():
+            return ""
+        return _relocated_css(target, static, seen)
+
+    return _CSS_URL.sub(url, _CSS_IMPORT.sub(imported, text))
+
+
+def bundle_styles(page: str, page_dir: Path, static: Path, bundles: dict) -> str:
+    """The page's dozen style sheets (each a render-blocking request) as one file in
+    ``_static``, in the same order; pages with the same sheets share it."""
+    links = list(_STYLE_LINK.finditer(page))
+    if len(links) < 2:
+        return page
+    files = []
+    for m in links:
+        href = (m[1] or m[2]).split("?")[0]
+        file = (page_dir / href).resolve()
+        if static.resolve() not in file.parents or not file.exists():
+            return page
+        files.append(file)
+    key = tuple(files)
+    if key not in bundles:
+        text = "\n".join(_relocated_css(f, static, set()) for f in files)
+        name = f"book-styles-{hashlib.sha256(text.encode()).hexdigest()[:10]}.css"
+        (static / name).write_text(text, encoding="utf-8")
+        bundles[key] = name
+    href = Path(os.path.relpath(static / bundles[key], page_dir)).as_posix()
+    tag = f'<link rel="stylesheet" type="text/css" href="{href}" />\n'
+    first, rest = links[0], links[1:]
+    out = page[: first.start()] + tag
+    pos = first.end()
+    for m in rest:
+        out += page[pos : m.start()]
+        pos = m.end()
+    return out + page[pos:]
+
+
+# ------------------------------------------------------------------------------------------
 # figures
 # ------------------------------------------------------------------------------------------
 
@@ -179,8 +246,8 @@ def png_size(data: bytes) -> tuple[int, int] | None:
 
 def lazy_images(page: str, page_dir: Path) -> str:
     """Pictures of the article: pixel size as ``width``/``height`` (which reserve their space
-    before they load, keeping the theme's CSS size) and lazy loading after the first one; a
-    figure that stands in for an interactive one (class ``umbrella-static``: shown in print
+    before they load, keeping the theme's CSS size) and lazy loading, except for a first
+    picture within the first screen of text (about EAGER_CHARACTERS characters); a figure that stands in for an interactive one (class ``umbrella-static``: shown in print
     and without JavaScript) is lazy too, so that the screen never fetches it."""
     start = page.find('<article class="bd-article"')
     if start < 0:
@@ -204,7 +271,8 @@ def lazy_images(page: str, page_dir: Path) -> str:
         shown = re.search(r'style="width: (\d+(?:\.\d+)?)px;', attrs)
         if shown and "--book-1x" not in attrs:  # its size at 1x (see book.css)
             attrs = attrs.replace('style="', f'style="--book-1x: {shown[1]}px; ', 1)
-        if (seen > 1 or stand_in) and "loading=" not in attrs:
+        early = seen == 1 and len(_text(body[: m.start()]).split()) * 6 < EAGER_CHARACTERS
+        if (not early or stand_in) and "loading=" not in attrs:
             attrs += ' loading="lazy"'
         if "decoding=" not in attrs:
             attrs += ' decoding="async"'
@@ -275,7 +343,6 @@ def shrink_pngs(images: Path, cache: Path) -> None:
     """Re-encode the figures as 256-colour PNGs (a third of their size; the book's plots have
     few colours, and the difference is not visible) when that saves a quarter or more. Opaque
     pictures only; results are kept in ``cache`` by the original's content hash."""
-    import hashlib
     import io
 
     from PIL import Image
@@ -313,7 +380,8 @@ def shrink_pngs(images: Path, cache: Path) -> None:
 def accessible_names(page: str) -> str:
     # the sidebar's expand buttons: a <summary> holding only an icon
     page = re.sub(
-        r'(<a class="reference internal" href="[^"]*">((?:(?!</a>).)*)</a>)(<details[^>]*>)<summary>',
+        r'(<a class="[^"]*reference internal[^"]*" href="[^"]*">((?:(?!</a>).)*)</a>)'
+        r"(<details[^>]*>)<summary>",
         lambda m: f'{m[1]}{m[3]}<summary aria-label="Sections of {_attr(_text(m[2]))}">',
         page,
     )
@@ -444,6 +512,7 @@ def finish(outdir: Path, data_folders: Iterable[str], pdf_name: str) -> None:
     static = outdir / "_static"
     fa = static / "scripts" / "fontawesome.js"
     icons = read_icons(fa.read_text(encoding="utf-8")) if fa.exists() else {}
+    bundles: dict = {}
     steps: list[Callable[[str, Path], str]] = [
         lambda t, d: inline_icons(t, icons) if icons else t,
         lambda t, d: defer_scripts(t, static, d),
@@ -453,14 +522,16 @@ def finish(outdir: Path, data_folders: Iterable[str], pdf_name: str) -> None:
         lambda t, d: accessible_names(t),
         lambda t, d: print_title(t),
         lambda t, d: pdf_link(t, "../" * len(d.relative_to(outdir).parts), pdf_name),
+        lambda t, d: bundle_styles(t, d, static, bundles),
     ]
+    # the style sheets and pictures first: the pages' pass bundles the sheets as they are then
+    write_data_scripts(static, data_folders)
+    subset_icon_fonts(static)
+    strip_icon_classes(static)
+    shrink_pngs(outdir / "_images", outdir.parent / "png-cache")
     for file in pages(outdir):
         text = original = file.read_text(encoding="utf-8")
         for step in steps:
             text = step(text, file.parent)
         if text != original:
             file.write_text(text, encoding="utf-8")
-    write_data_scripts(static, data_folders)
-    subset_icon_fonts(static)
-    strip_icon_classes(static)
-    shrink_pngs(outdir / "_images", outdir.parent / "png-cache")

@@ -48,8 +48,9 @@ def config(user: dict[str, Any] | None) -> dict[str, Any]:
     tex = out.setdefault("tex", {})
     tex.setdefault("packages", {"[+]": TEX_PACKAGES})
     # the formulas of the first screen (marked by book_site_html.eager_math) are typeset at
-    # once; the others when they come within 200 px of the screen
-    out.setdefault("options", {}).setdefault("lazyAlwaysTypeset", f".{EAGER_CLASS}")
+    # once; the others when they come within 200 px of the screen. ("head" matches on every
+    # page: MathJax 3.2.2 fails on a page where none of these selectors matches.)
+    out.setdefault("options", {}).setdefault("lazyAlwaysTypeset", [f".{EAGER_CLASS}", "head"])
     return out
 
 
