@@ -44,6 +44,8 @@ NEEDS_GRID = frozenset({"certified", "float evidence", "refuted"})
 NEEDS_CHECK = NEEDS_GRID
 NEEDS_PROOF = frozenset({"proved here"})
 DEFAULT_SOURCE = "this book"
+# the counts of the rules table, written by tools/check_rules.py (relative to the book's root)
+RULES_DATA = "site_data/rules.json"
 CHECK_TAG = "check:"
 # Tags that stop nbval from comparing a cell's output: the outcome would go unverified.
 UNVERIFIED_TAGS = frozenset({"nbval-ignore-output", "nbval-skip", "raises-exception"})
@@ -291,7 +293,8 @@ def parse_notebook(nb: dict, path: Path | str = "<notebook>") -> Notebook:
                 counts[label] += 1
                 check.anchors[label] = check_anchor(label, counts[label])
         checks.append(check)
-    for box, following in zip(events, [*events[1:], False], strict=True):
+    for k, box in enumerate(events):
+        following = events[k + 1] if k + 1 < len(events) else False
         if box is not None:
             box.proof_follows = following is None
     return Notebook(Path(path), boxes, checks)
@@ -662,7 +665,7 @@ def setup(app):
             para += nodes.strong("Checked in:", "Checked in:")
             for k, anchor in enumerate(anchors, 1):
                 para += nodes.Text(" " if k == 1 else ", ")
-                para += cell_link(docname, anchor, f"cell {k}")
+                para += cell_link(docname, anchor, f"check {k}")
         for problem in validate_notebook(nb, path.name):
             if problem.code in CELL_PROBLEMS:
                 cell = "" if problem.cell is None else f"cell {problem.cell + 1}: "
@@ -676,6 +679,13 @@ def setup(app):
     app.connect("doctree-read", on_doctree_read)
 
     # ---- the ledger -----------------------------------------------------------------------
+    def table_cell(*children, classes=None) -> nodes.entry:
+        entry = nodes.entry(classes=classes or [])
+        para = nodes.paragraph()
+        para.extend(children)
+        entry += para
+        return entry
+
     class ClaimsLedger(SphinxDirective):
         """The "What is checked" table, built from the notebooks of the toc."""
 
@@ -696,11 +706,7 @@ def setup(app):
             return result
 
         def _cell(self, *children, classes=None) -> nodes.entry:
-            entry = nodes.entry(classes=classes or [])
-            para = nodes.paragraph()
-            para.extend(children)
-            entry += para
-            return entry
+            return table_cell(*children, classes=classes)
 
         def run(self):
             notebooks = self._notebooks()
@@ -810,7 +816,7 @@ def setup(app):
                 if anchor is None:
                     continue
                 para = nodes.paragraph()
-                para += cell_link(here, anchor, f"cell {k}")
+                para += cell_link(here, anchor, f"check {k}")
                 para += nodes.Text(": ")
                 # printed text, shown as printed (no typographic quotes)
                 para += nodes.inline(
@@ -826,6 +832,66 @@ def setup(app):
             return row
 
     app.add_directive("claims-ledger", ClaimsLedger)
+
+    class RulesLedger(SphinxDirective):
+        """The table of the book's rules: domain, cases checked, disagreements just outside.
+
+        Reads ``site_data/rules.json`` (written by ``tools/check_rules.py``, kept in step with
+        ``lsa_lib.rules`` by the tests).
+        """
+
+        has_content = False
+
+        def run(self):
+            path = Path(self.env.srcdir) / RULES_DATA
+            self.env.note_dependency(str(path))
+            rules = json.loads(path.read_text(encoding="utf-8"))
+            table = nodes.table(classes=["claims-ledger", "rules-ledger"])
+            group = nodes.tgroup(cols=4)
+            table += group
+            for width in (24, 36, 20, 20):
+                group += nodes.colspec(colwidth=width)
+            head = nodes.thead()
+            hrow = nodes.row()
+            for text in ("Rule", "Domain (in code)", "Checked on", "Just outside the domain"):
+                hrow += table_cell(nodes.Text(text))
+            head += hrow
+            group += head
+            body = nodes.tbody()
+            for name, r in rules.items():
+                row = nodes.row(ids=[f"rule-{nodes.make_id(name)}"])
+                cell = nodes.paragraph()
+                cell += box_link(self.env.docname, r["label"])
+                cell += nodes.Text(f" ({r['model']}: {name})")
+                entry = nodes.entry()
+                entry += cell
+                row += entry
+                row += table_cell(nodes.Text(r["domain"]))
+                where = []
+                if r["atlas_cases"]:
+                    where.append("the atlas")
+                if r["sample_cases"]:
+                    where.append(f"{r['sample_cases']} sampled cases")
+                row += ClaimsLedger._cell(
+                    self,
+                    nodes.Text(
+                        f"{r['inside']} certified cases inside the domain"
+                        + (f" (from {' and '.join(where)})" if where else "")
+                    ),
+                )
+                row += ClaimsLedger._cell(
+                    self,
+                    nodes.Text(
+                        f"{r['disagree_outside']} of {r['outside']} certified cases disagree"
+                        if r["outside"]
+                        else "no certified case just outside"
+                    ),
+                )
+                body += row
+            group += body
+            return [nodes.container("", table, classes=["claims-table-scroll"])]
+
+    app.add_directive("rules-ledger", RulesLedger)
 
     def add_static(app, config):
         config.html_static_path.append(str(STATIC))

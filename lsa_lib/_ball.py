@@ -11,7 +11,8 @@ which are exact binary rationals, so the balls start with radius zero.
 per differentiation direction, with the operations a forward pass uses (``@``, ``.mT``, ``+``,
 ``-``, ``*``, ``/``, ``numpy.exp``, ``sum`` and ``max`` over an axis). :func:`minor_excludes_zero`
 decides whether a square matrix of balls is certainly invertible: if the ball of its
-determinant does not contain 0, the exact matrix has full rank.
+determinant does not contain 0, the exact matrix has full rank. Explained, step by step, in
+:doc:`/book/notes/ball_arithmetic`.
 """
 
 from __future__ import annotations

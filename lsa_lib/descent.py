@@ -3,7 +3,7 @@
 Many runs of plain gradient descent from small random weights toward a target function, with
 how close each run comes to the singular locus ``rk(A)·rk(V) ≤ 1`` along the way. Exploratory:
 the chapter reports what it sees with confidence intervals, and states nothing general.
-Explained in :doc:`/book/05_singularities`.
+Explained in :doc:`/book/07_training`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, fl
 class DescentRuns:
     """Trajectories of many gradient-descent runs toward one target.
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/07_training`.
 
     Attributes
     ----------
@@ -126,7 +126,7 @@ def descent_runs(
     is linear in the coefficient tensor ``F`` (:func:`lsa_lib.singularities.function_coefficients`),
     so the loss is a quadratic form in ``F`` with the Gram matrix of the inputs' cubic features,
     computed once: a step costs the same for any ``n_inputs``. Explained in
-    :doc:`/book/05_singularities`.
+    :doc:`/book/07_training`.
 
     Parameters
     ----------

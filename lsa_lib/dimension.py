@@ -3,15 +3,20 @@
 The dimension of the neuromanifold is the generic rank of the Jacobian of ``W ↦ φ_W``
 (:func:`exact_dimension`, :func:`float_dimension`). The closed formulas:
 
-* one layer [HMK25]: ``2ad + dd' − a² − 1`` if ``a ≤ d``, else ``d² + dd' − 1``;
-* equal widths ``δ``, ``a_i ≤ δ`` [HMK25, as reported]: ``δ² + Σ_i a_i (2δ − a_i) − l``;
-* general widths (the book's, certified on grids): with ``r_i = min(a_i, d_{i-1})``,
+* one layer [HMK25, as reported]: ``2ad + dd' − a² − 1`` if ``a ≤ d``, else ``d² + dd' − 1``;
+* equal widths ``δ`` with one attention dimension ``a`` in every layer (the configuration of
+  the paper's Figure 3 and of the authors' script): ``δ² + l·a(2δ − a) − l``; the book's
+  per-layer form ``δ² + Σ_i a_i (2δ − a_i) − l`` holds unless some ``a_i = 1`` is followed by a
+  later ``a_j ≥ 2`` (certified on grids);
+* general widths (the book's, certified on grids; :doc:`/book/notes/general_widths`): with
+  ``r_i = min(a_i, d_{i-1})``,
   ``d_l d_{l-1} + Σ_{i<l} d_i (d_{i-1} − d_i) + Σ_i r_i (2 d_{i-1} − r_i) − l``;
 
-plus ``l`` with a normalizer (one softmax layer as reported; deep equal widths: Conjecture 3.10
-and Eq. 16 of [HMK25]). :func:`expected_dimension` refuses architectures outside the formulas'
-hypotheses (:func:`failed_hypotheses`); where the general formula over-counts,
-:func:`extra_fiber_directions` writes down the fiber directions beyond the three symmetries.
+plus ``l`` with a normalizer (one softmax layer as reported; for the paper's configurations the
+formula plus ``l`` gives the "Expected" values of the paper's Eq. 16). :func:`expected_dimension`
+refuses architectures outside the formulas' hypotheses (:func:`failed_hypotheses`); where the
+general formula over-counts, :func:`extra_fiber_directions` writes down the fiber directions
+beyond the three symmetries.
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ __all__ = [
 def general_width_formula(
     widths: Sequence[int], attn: Sequence[int], normalizer: str | None = None
 ) -> int:
-    """The general-width formula's value, its hypotheses unchecked (:doc:`/book/04_dimension`).
+    """The general-width formula's value, its hypotheses unchecked.
+
+    Explained in :doc:`/book/notes/general_widths`.
 
     ``d_l d_{l-1} + Σ_{i=1}^{l-1} d_i (d_{i-1} − d_i) + Σ_{i=1}^{l} r_i (2 d_{i-1} − r_i) − l``
     with ``r_i = min(a_i, d_{i-1})``, plus ``l`` with a normalizer. The right-hand side of a
@@ -76,7 +83,7 @@ def seen_dimension(widths: Sequence[int], attn: Sequence[int], i: int) -> int:
     ``min(d_i, d_{i+1} + 2 r_{i+1}, min(d_i, …, d_l) + 2 Σ_{j>i} r_j)`` with
     ``r_j = min(a_j, d_{j-1})``: the rows of ``V_{i+1}, K_{i+1}, Q_{i+1}``, and further on the
     rows of ``V_l ⋯ V_{i+1}`` and the later attention matrices. Explained in
-    :doc:`/book/04_dimension` (the counterexample ``(5, 4, 1)``).
+    :doc:`/book/notes/general_widths` (the counterexample ``(5, 4, 1)``).
 
     Parameters
     ----------
@@ -107,8 +114,9 @@ def failed_hypotheses(
     collapses the tokens to a line, and the later one then loses its antisymmetric directions,
     which are zero when ``a_j = 1``), (4) every narrowing hidden layer fully read by the later
     ones (:func:`seen_dimension`). With a
-    normalizer and ``l ≥ 2``: equal widths ``δ`` with ``a_i ≤ δ`` (Conjecture 3.10).
-    Explained in :doc:`/book/04_dimension`.
+    normalizer and ``l ≥ 2``: equal widths ``δ`` with ``a_i ≤ δ`` (the dimension the
+    paper's Conjecture 3.10 predicts, :doc:`/book/06_softmax`). Explained in
+    :doc:`/book/04_dimension/counterexamples` and :doc:`/book/notes/general_widths`.
 
     Parameters
     ----------
@@ -134,7 +142,8 @@ def failed_hypotheses(
         if any(x != w[0] for x in w) or any(x > w[0] for x in a):
             failed.append(
                 "for normalized networks with l ≥ 2 only equal widths d_0 = … = d_l = δ with "
-                f"a_i ≤ δ are covered (Conjecture 3.10); got widths {w}, attn {a}"
+                f"a_i ≤ δ are covered (the dimension the paper's Conjecture 3.10 predicts); got "
+                f"widths {w}, attn {a}"
             )
         return failed
     if any(w[i] < w[i + 1] for i in range(l - 1)):
@@ -181,7 +190,8 @@ def expected_dimension(
     t : int
         Tokens per input (``t ≥ 2`` required).
     normalizer : str, optional
-        One more dimension per layer; for ``l ≥ 2`` that is Conjecture 3.10 of [HMK25].
+        One more dimension per layer; for ``l ≥ 2`` that is the dimension the paper's
+        Conjecture 3.10 predicts (for its configurations, the "Expected" values of Eq. 16).
 
     Returns
     -------
@@ -223,17 +233,22 @@ def _orthogonal_vectors(S: list[list[int]], n: int) -> list[list[int]]:
     return out
 
 
-def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.object_]:
+def extra_fiber_directions(
+    layers: Sequence[Layer], t: int = 3, *, normalizer: str | None = None
+) -> NDArray[np.object_]:
     """Directions along which the function does not change, beyond the three symmetries.
 
     Polynomial with integer coefficients in the weights (so they tighten the exact engine's
-    upper bound). Explained in :doc:`/book/04_dimension` (the certified counterexamples):
+    upper bound). Explained in :doc:`/book/04_dimension/counterexamples` and
+    :doc:`/book/notes/general_widths` (the certified counterexamples):
 
-    * **token-rank collapse**: after a layer with ``a_i = 1`` (``i < l``), every later layer
-      ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and ``(0, N Q_j)`` with
-      ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with ``t = 1``: every layer);
-    * **unread hidden directions**: for integer ``w`` orthogonal to the rows of ``V_{i+1}``,
-      ``K_{i+1}``, ``Q_{i+1}`` and every unit ``e_c``, ``δV_i = w e_cᵀ`` changes nothing.
+    * **token-rank collapse** (lightning only): after a layer with ``a_i = 1`` (``i < l``),
+      every later layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and
+      ``(0, N Q_j)`` with ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with
+      ``t = 1``: every layer);
+    * **unread hidden directions** (every normalizer): for integer ``w`` orthogonal to the
+      rows of ``V_{i+1}``, ``K_{i+1}``, ``Q_{i+1}`` and every unit ``e_c``, ``δV_i = w e_cᵀ``
+      changes nothing (layer ``i + 1`` reads its input only through those rows).
 
     Parameters
     ----------
@@ -241,6 +256,9 @@ def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.ob
         Integer-valued weights.
     t : int
         Tokens per input.
+    normalizer : str, optional
+        None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS`: then only the
+        families that are exact symmetries of the normalized network are returned.
 
     Returns
     -------
@@ -248,6 +266,7 @@ def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.ob
         Rows in the order ``Q_1, K_1, V_1, Q_2, …``.
     """
     t = _checks.tokens(t)
+    normalized = _normalizer(normalizer) is not None
     mats = [
         tuple(_checks.integer_matrix(M, f"{n} of layer {i}").tolist() for n, M in zip("QKV", L))
         for i, L in enumerate(_checks.exact_layers(layers), start=1)
@@ -255,6 +274,8 @@ def extra_fiber_directions(layers: Sequence[Layer], t: int = 3) -> NDArray[np.ob
     offsets = np.cumsum([0] + [2 * len(Q) * len(Q[0]) + len(V) * len(V[0]) for Q, _, V in mats])
     P, l, rows = int(offsets[-1]), len(mats), []
     first = 0 if t == 1 else next((i + 1 for i, m in enumerate(mats[:-1]) if len(m[0]) == 1), l)
+    if normalized:  # a normalized layer does not collapse its tokens
+        first = l
     for j in range(first, l):
         Q, K, _ = mats[j]
         a, d = len(Q), len(Q[0])
@@ -298,8 +319,9 @@ def exact_dimension(
 
     :func:`lsa_lib.rank.exact_rank` of :func:`lsa_lib.symmetries.network_parametrization`:
     for lightning networks modulo a prime at a random integer point (explained in
-    :doc:`/book/04_dimension`), for normalized ones (softmax) with a lower bound proven in ball
-    arithmetic at a random float point (explained in :doc:`/book/06_softmax`).
+    :doc:`/book/04_dimension` and :doc:`/book/notes/rank_engine`), for normalized ones
+    (softmax) with a lower bound proven in ball arithmetic at a random float point (explained
+    in :doc:`/book/06_softmax`).
 
     Parameters
     ----------
@@ -310,10 +332,11 @@ def exact_dimension(
     normalizer : str, optional
         None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS`.
     beyond_symmetries : bool
-        Lightning only: subtract :func:`extra_fiber_directions` too in the upper bound, and use
-        ``⌈3P / (d_l t)⌉ + 2`` inputs by default (architectures whose outputs carry less
-        information per input still get a tight lower bound); if the bounds do not meet, the
-        engine's own rounds of inputs are tried too and the better bounds kept.
+        Subtract :func:`extra_fiber_directions` (those of the normalizer, if any) too in the
+        upper bound. Lightning: use ``⌈3P / (d_l t)⌉ + 2`` inputs by default (architectures
+        whose outputs carry less information per input still get a tight lower bound); if the
+        bounds do not meet, the engine's own rounds of inputs are tried too and the better
+        bounds kept.
     seed : int
         Seeds the point, the inputs and the compression.
     n_inputs : int, optional
@@ -328,8 +351,6 @@ def exact_dimension(
     t = _checks.tokens(t)
     param = network_parametrization(w, a, t, normalizer)
     if _checks.flag(beyond_symmetries, "beyond_symmetries"):
-        if normalizer is not None:
-            raise ValueError("beyond_symmetries applies to lightning networks (normalizer=None)")
         n = len(a)
 
         def generators(params: Sequence[Any]) -> NDArray[np.object_]:
@@ -337,14 +358,14 @@ def exact_dimension(
                 tuple(np.asarray(M).astype(np.int64) for M in params[3 * i : 3 * i + 3])
                 for i in range(n)
             ]
-            known = symmetry_generators(layers).astype(object)
-            extra = extra_fiber_directions(layers, t)
+            known = symmetry_generators(layers, normalizer).astype(object)
+            extra = extra_fiber_directions(layers, t, normalizer=normalizer)
             return np.concatenate([known, extra]) if extra.shape[0] else known
 
         param = replace(
             param, name=param.name + " (with extra fiber directions)", generators=generators
         )
-        if n_inputs is None:
+        if n_inputs is None and normalizer is None:
             generous = -(-3 * parameter_count(w, a) // (w[-1] * t)) + 2
             cert = exact_rank(param, seed=seed, n_inputs=generous)
             if cert.certified:
@@ -373,7 +394,8 @@ def float_dimension(
 
     :func:`lsa_lib.rank.float_rank` of :func:`lsa_lib.symmetries.network_parametrization`, at
     ``weight_scale`` times standard normal weights, on random normal inputs. Explained in
-    :doc:`/book/04_dimension` (lightning) and :doc:`/book/06_softmax` (Figure 3, float32).
+    :doc:`/book/04_dimension/float_failure` and :doc:`/book/notes/rank_engine` (lightning) and
+    :doc:`/book/06_softmax` (Figure 3, float32).
 
     Parameters
     ----------

@@ -12,6 +12,7 @@ float input in float64, ranks read at the largest gap (:func:`lsa_lib.rank.float
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +29,8 @@ from .tolerances import GAP_MIN
 
 __all__ = [
     "FunctionComparison",
+    "FiberReading",
+    "FiberCertificate",
     "same_function",
     "swap",
     "rescaling_factor",
@@ -209,7 +212,7 @@ def swap(A: ArrayLike, V: ArrayLike, *, min_gap: float = GAP_MIN) -> tuple[Any, 
 
     Column ``j`` of ``φ(X)`` at ``A = b cᵀ``, ``V = v wᵀ`` is ``v (Σ_i (w·x_i)(b·x_i)) (c·x_j)``,
     symmetric in ``b`` and ``w``: the partner computes the same function, for every ``t``.
-    Explained in :doc:`/book/02_fibers`.
+    Explained in :doc:`/book/02_fibers/swap`.
 
     Parameters
     ----------
@@ -244,7 +247,7 @@ def swap(A: ArrayLike, V: ArrayLike, *, min_gap: float = GAP_MIN) -> tuple[Any, 
 def rescaling_factor(
     pair_a: tuple[Any, Any], pair_b: tuple[Any, Any], *, rtol: float = _SAME_RTOL
 ) -> sympy.Rational | float | None:
-    """The ``c`` with ``(A_b, V_b) = (c A_a, V_a / c)``, or None (:doc:`/book/02_fibers`).
+    """The ``c`` with ``(A_b, V_b) = (c A_a, V_a / c)``, or None (:doc:`/book/02_fibers/swap`).
 
     Parameters
     ----------
@@ -305,7 +308,8 @@ def attention_value_parametrization(
 ) -> Parametrization:
     """One layer in ``(A, V)`` coordinates, ``(A, V) ↦ (X ↦ V X N(Xᵀ A X))``, for the engine.
 
-    Explained in :doc:`/book/02_fibers` (lightning) and :doc:`/book/06_softmax` (normalized).
+    Explained in :doc:`/book/02_fibers` and :doc:`/book/02_fibers/certificate` (lightning) and
+    :doc:`/book/06_softmax` (normalized).
 
     Parameters
     ----------
@@ -334,6 +338,41 @@ def attention_value_parametrization(
     )
 
 
+@dataclass(frozen=True)
+class FiberReading(FloatRank):
+    """A float reading of :func:`fiber_dimension` that prints the fiber's dimension.
+
+    A :class:`lsa_lib.rank.FloatRank` of the Jacobian (``.rank``, ``.gap``,
+    ``.singular_values``, …) whose ``str`` is ``.nullity``, the dimension of the kernel, with
+    ``?`` when the gap is below the threshold. Explained in :doc:`/book/02_fibers`.
+    """
+
+    def __str__(self) -> str:
+        return str(self.nullity) if self.trusted else f"{self.nullity}?"
+
+
+@dataclass(frozen=True)
+class FiberCertificate(ExactRank):
+    """An exact answer of :func:`fiber_dimension` that prints the fiber's dimension.
+
+    A :class:`lsa_lib.rank.ExactRank` of the Jacobian (``.rank``, ``.lower``, ``.upper``, …)
+    whose ``str`` is the certified ``.nullity``, or the range ``P − upper..P − lower`` when the
+    bounds do not meet. Explained in :doc:`/book/02_fibers/certificate`.
+    """
+
+    def __str__(self) -> str:
+        if self.certified:
+            return str(self.nullity)
+        return f"{self.n_params - self.upper}..{self.n_params - self.lower}"
+
+
+def _as_fiber(result: FloatRank | ExactRank) -> FiberReading | FiberCertificate:
+    """The same result, as the fiber type that prints the fiber dimension."""
+    cls = FiberReading if isinstance(result, FloatRank) else FiberCertificate
+    values = {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.init}
+    return cls(**values)
+
+
 def _balanced_factors(A: np.ndarray, a: int, min_gap: float) -> tuple[np.ndarray, np.ndarray]:
     """``(Q, K)`` of shape ``(a, d)`` with ``Kᵀ Q = A`` (from the SVD; needs rank A ≤ a ≤ d)."""
     d = A.shape[0]
@@ -356,7 +395,7 @@ def fiber_dimension(
     n_inputs: int | None = None,
     seed: int = 0,
     min_gap: float = GAP_MIN,
-) -> FloatRank | ExactRank:
+) -> FiberReading | FiberCertificate:
     """The Jacobian rank of one layer's parametrization at a point; its ``nullity`` is the fiber.
 
     ``P − rank`` is the dimension of the kernel of the differential at the point: the fiber
@@ -391,8 +430,10 @@ def fiber_dimension(
 
     Returns
     -------
-    lsa_lib.rank.FloatRank or lsa_lib.rank.ExactRank
-        ``.rank`` and ``.nullity`` (the fiber dimension); the float reading carries its gap.
+    FiberReading or FiberCertificate
+        A :class:`lsa_lib.rank.FloatRank` or :class:`lsa_lib.rank.ExactRank` of the Jacobian:
+        ``.rank`` and ``.nullity`` (the fiber dimension, which is what it prints); the float
+        reading carries its gap.
 
     Raises
     ------
@@ -443,7 +484,7 @@ def fiber_dimension(
     default = -(-2 * param.n_params // (d_out * t)) + 2
     n = default if n_inputs is None else _checks.size(n_inputs, "n_inputs")
     if not exact:
-        return float_rank(param, params, n_inputs=n, seed=seed, min_gap=min_gap)
+        return _as_fiber(float_rank(param, params, n_inputs=n, seed=seed, min_gap=min_gap))
     cert = exact_rank(param, params, seed=seed, n_inputs=n)
     if not cert.certified:
         raise ValueError(
@@ -451,4 +492,4 @@ def fiber_dimension(
             f"so {cert.n_params - cert.upper} ≤ fiber dimension ≤ {cert.n_params - cert.lower}; "
             "the known symmetries do not span the kernel here (use method='float')"
         )
-    return cert
+    return _as_fiber(cert)

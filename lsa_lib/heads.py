@@ -1,4 +1,4 @@
-"""Multi-head attention: summed heads, and the standard layer with output maps (:doc:`/book/07_beyond`).
+"""Multi-head attention: summed heads, and the standard layer with output maps (:doc:`/book/notes/multihead`).
 
 Two forms, both lightning or normalized (``normalizer``, as in
 :func:`lsa_lib.lightning.attention_layer`):
@@ -16,7 +16,8 @@ indices are 1-based. Each head depends on its weights only through ``A_h = K_h�
 and (lightning) the per-head scaling are symmetries. Lightning heads can also mix
 (:func:`mix_heads`, ``a ≥ d``), move inside the span of all attention matrices (``a = d − 1``)
 and, for scalar outputs, exchange values (:func:`exchange_values`); softmax heads cannot
-(:func:`multihead_dimension` compares both with the count of the per-head symmetries).
+(:func:`multihead_dimension` compares both with the count of the per-head symmetries, and
+:func:`moves_possible` says when the sizes of the heads allow such moves).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ __all__ = [
     "mix_heads",
     "exchange_values",
     "cubic_map_dimension",
+    "moves_possible",
     "multihead_parametrization",
     "multihead_dimension",
 ]
@@ -112,7 +114,7 @@ def multihead_attention(
 
     ``S_h(X)`` holds the scores ``K_h x_i · Q_h x_j`` (lightning) or their normalization over
     the keys ``i``; every head is one call of the library's attention kernel, the output map
-    applied after it. Explained in :doc:`/book/07_beyond`.
+    applied after it. Explained in :doc:`/book/notes/multihead`.
 
     Parameters
     ----------
@@ -168,7 +170,7 @@ def mix_heads(heads: Sequence[Layer], G: ArrayLike) -> list[Layer]:
     """Mix heads by ``G ∈ GL_H`` (needs ``a ≥ d``): the sum of the heads is unchanged.
 
     ``V'_h = Σ_k G_hk V_k`` and ``A'_h = Σ_k (G⁻¹)_kh A_k``, realized as ``Q'_h = [I_d; 0]``,
-    ``K'_h = [A'_hᵀ; 0]``. Explained in :doc:`/book/07_beyond`.
+    ``K'_h = [A'_hᵀ; 0]``. Explained in :doc:`/book/notes/multihead`.
 
     Parameters
     ----------
@@ -206,7 +208,7 @@ def exchange_values(heads: Sequence[Layer], h: int, l: int, u: ArrayLike) -> lis
     """Scalar outputs (``d_out = 1``, ``a ≥ d``): ``A_h ↦ A_h + w_l uᵀ``, ``A_l ↦ A_l − w_h uᵀ``.
 
     With ``V_h = w_hᵀ`` the change adds ``(w_h·x_i)(w_l·x_i)(u·x_j) − (w_l·x_i)(w_h·x_i)(u·x_j)
-    = 0``: the values are numbers, which commute. Explained in :doc:`/book/07_beyond`.
+    = 0``: the values are numbers, which commute. Explained in :doc:`/book/notes/multihead`.
 
     Parameters
     ----------
@@ -247,7 +249,7 @@ def cubic_map_dimension(d: int, d_out: int) -> int:
 
     Every sum of heads is such a map (``T`` symmetric in its first two slots; different ``T``
     give different maps for ``t ≥ 2``): a bound for the dimension of any number of heads.
-    Explained in :doc:`/book/07_beyond`.
+    Explained in :doc:`/book/notes/multihead`.
 
     Parameters
     ----------
@@ -259,6 +261,47 @@ def cubic_map_dimension(d: int, d_out: int) -> int:
     """
     d, d_out = _checks.size(d, "d"), _checks.size(d_out, "d_out")
     return d_out * d * d * (d + 1) // 2
+
+
+def moves_possible(d: int, d_out: int, heads: Sequence[tuple[int, int]]) -> bool:
+    """Whether lightning heads of these sizes admit moves between heads (the standard layer).
+
+    Each head depends on its weights through ``A_h = K_hᵀ Q_h`` and the product ``O_h V_h``.
+    Call the product *free* when ``d_v ≥ min(d, d_out)`` (it can be any ``d_out × d`` matrix)
+    and ``A_h`` free when ``d_k ≥ d``. The three kinds of moves of
+    :func:`multihead_parametrization` (``mixing``) need: a free product in one head and a free
+    ``A_l`` in another (mixing); scalar outputs ``d_out = 1``, two heads and a free ``A_l``
+    (exchange); or a head with ``d_k = d − 1`` and free products in at least two other heads
+    (rank-keeping). The sizes alone decide; the weights do not. With three or more heads there
+    are moves of a fourth kind that this predicate does not see (a product of low rank moving
+    inside the span of the products). Explained in :doc:`/book/notes/multihead/output-maps`.
+
+    Parameters
+    ----------
+    d, d_out : int
+        Input and output width.
+    heads : sequence of (d_k, d_v)
+        One pair of sizes per head.
+
+    Returns
+    -------
+    bool
+        True if some pair of heads can mix or exchange, or some head can keep its rank.
+
+    Raises
+    ------
+    ValueError, TypeError
+        On sizes that are not positive integers or a ``heads`` that is not a list of pairs.
+    """
+    d, d_out = _checks.size(d, "d"), _checks.size(d_out, "d_out")
+    sizes = _head_sizes(heads)
+    free_W = [d_v >= min(d, d_out) for _, d_v in sizes]
+    free_A = [d_k >= d for d_k, _ in sizes]
+    H = len(sizes)
+    mix = any(free_W[h] and free_A[l] for h in range(H) for l in range(H) if h != l)
+    exchange = d_out == 1 and H >= 2 and any(free_A)
+    keep = any(d_k == d - 1 and sum(free_W) - free_W[h] >= 2 for h, (d_k, _) in enumerate(sizes))
+    return mix or exchange or keep
 
 
 def _mixing_generators(params: Sequence[Any], H: int, a: int, d: int) -> list[list[Any]]:
@@ -481,7 +524,7 @@ def multihead_parametrization(
     heads: Sequence[tuple[int, int]] | None = None,
     normalizer: str | None = None,
 ) -> Parametrization:
-    """A multi-head layer as a map for the rank engine (:doc:`/book/07_beyond`).
+    """A multi-head layer as a map for the rank engine (:doc:`/book/notes/multihead`).
 
     Either ``H`` summed heads of attention dimension ``a`` (blocks ``Q_1, K_1, V_1, …``), or,
     with ``heads``, the standard layer with output maps (blocks ``Q_1, K_1, V_1, O_1, …``).
@@ -509,8 +552,9 @@ def multihead_parametrization(
     -------
     lsa_lib.rank.Parametrization
         Summed heads: ``predicted`` is, with ``mixing``, the book's conjecture
-        ``min(cubic_map_dimension, P − H·f − H·max(1, H − (d − r)²))`` with ``f`` the fiber
-        dimension of ``(Q, K) ↦ A`` and ``r = min(a, d)`` (None for ``d_out = 1``, ``H ≥ 2``);
+        ``min(cubic_map_dimension, P − H·f − H·max(1, min(H, d²) − (d − r)²))`` with ``f`` the
+        fiber dimension of ``(Q, K) ↦ A`` and ``r = min(a, d)`` (None for ``d_out = 1``,
+        ``H ≥ 2``);
         without, or with a normalizer, the per-head count ``P − H (f + 1)`` (``P − H f``).
         Output maps: ``predicted`` is the count of the per-head symmetries,
         ``Σ_h [r_k (2d − r_k) + r_v (d + d_out − r_v)]`` with ``r_k = min(d_k, d)``,
@@ -543,7 +587,8 @@ def multihead_parametrization(
     elif d_out == 1 and H > 1:
         predicted = None
     else:
-        predicted = min(cubic_map_dimension(d, d_out), P - H * f - H * max(1, H - (d - r) ** 2))
+        span = min(H, d * d)  # the span of the H attention matrices
+        predicted = min(cubic_map_dimension(d, d_out), P - H * f - H * max(1, span - (d - r) ** 2))
 
     def forward(params: Sequence[Any], X: Any) -> Any:
         out = _layer(X, *params[0:3], S)
@@ -613,7 +658,7 @@ def multihead_dimension(
     :func:`cubic_map_dimension`, which bounds every sum of lightning heads); for a normalized
     layer the lower bound is a Jacobian minor proven non-zero in ball arithmetic. ``"float"``
     (the default with a normalizer): the float64 Jacobian rank read at its largest gap
-    (:func:`lsa_lib.rank.float_rank`). Explained in :doc:`/book/07_beyond`.
+    (:func:`lsa_lib.rank.float_rank`). Explained in :doc:`/book/notes/multihead/output-maps`.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Algebraic invariants of one output coordinate (:doc:`/book/05_singularities`).
+"""Algebraic invariants of one output coordinate (:doc:`/book/notes/invariants`).
 
 With one output row (``d' = 1``, ``V = vᵀ``) the entry of ``φ(X) = V X Xᵀ A X`` in column
 ``j`` is a cubic form in the entries ``x_{k,n}`` of ``X``. Alexandr, Duan and Montúfar take its
@@ -234,7 +234,7 @@ def scaled_coordinates(F: ArrayLike, t: int, *, target: int = 1) -> dict[Label, 
     Column ``target`` of the single output row is ``Σ F[p, q, r] (X Xᵀ)[p, q] X[r, target]``;
     each of its coefficients (a coefficient of a monomial in the entries of ``X``), divided by
     the number of weight monomials it is a sum of, is one coordinate. Explained in
-    :doc:`/book/05_singularities`.
+    :doc:`/book/notes/invariants`.
 
     Parameters
     ----------
@@ -593,7 +593,7 @@ def invariant_values(
     Each family is a list of polynomials in the coordinates that vanish on the neuromanifold;
     this returns their values. Every value is ``0`` at the coordinates of a point of
     ``M_{d,1,a}``; a point off it makes some value non-zero. Explained in
-    :doc:`/book/05_singularities`.
+    :doc:`/book/notes/invariants`.
 
     Parameters
     ----------
@@ -965,7 +965,7 @@ def variety_counts(
     """How many coordinates, linear relations, dimensions (and degree) one output coordinate has.
 
     The variety is the closure of the set of coordinates (:func:`scaled_coordinates`) of the
-    points of ``M_{d,1,a}``. Explained in :doc:`/book/05_singularities`.
+    points of ``M_{d,1,a}``. Explained in :doc:`/book/notes/invariants`.
 
     Parameters
     ----------

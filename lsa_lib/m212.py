@@ -1,4 +1,4 @@
-"""The smallest example, ``M_{2,1,2}``: pairs of binary quadrics (:doc:`/book/05_singularities`).
+"""The smallest example, ``M_{2,1,2}``: pairs of binary quadrics (:doc:`/book/05_singularities/m212`).
 
 With ``d = 2``, ``d' = 1``, ``a = 2`` and ``V = wᵀ`` the layer is the pair of binary quadrics
 ``q_r(x) = (w·x)((A e_r)·x)`` (:func:`quadric_pair`): ``M_{2,1,2}`` is the set of pairs with a
@@ -40,7 +40,7 @@ _M212_NAMES = ("a1", "b1", "c1", "a2", "b2", "c2")
 def quadric_pair(A: ArrayLike, V: ArrayLike) -> NDArray[np.float64]:
     """The pair of binary quadrics ``q_r(x) = (w·x)((A e_r)·x)`` of a point of ``M_{2,1,2}``.
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/05_singularities/m212`.
 
     Parameters
     ----------
@@ -71,7 +71,7 @@ def m212_implicit_equation() -> tuple[sympy.Expr, tuple[sympy.Symbol, ...]]:
     The ideal ``⟨a_r − w₁A₁ᵣ, b_r − (w₁A₂ᵣ + w₂A₁ᵣ), c_r − w₂A₂ᵣ : r = 1, 2⟩`` (the
     parametrization of :func:`quadric_pair`) is intersected with ``Q[a₁, …, c₂]`` by a
     lexicographic Gröbner basis; its generators define the Zariski closure of ``M_{2,1,2}``.
-    Takes a few seconds (then cached). Explained in :doc:`/book/05_singularities`.
+    Takes a few seconds (then cached). Explained in :doc:`/book/05_singularities/m212`.
 
     Returns
     -------
@@ -124,7 +124,7 @@ def _m212_value(q: np.ndarray) -> float:
 def m212_contains(q: ArrayLike, *, tol: float = 1e-9) -> bool:
     """Whether a pair of binary quadrics lies in ``M_{2,1,2}`` (has a common real linear factor).
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/05_singularities/m212`.
 
     Parameters
     ----------
@@ -160,7 +160,7 @@ def m212_preimage(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Explicit weights ``(A, V)`` of ``M_{2,1,2}`` computing a given pair of quadrics.
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/05_singularities/m212`.
 
     Parameters
     ----------
@@ -230,7 +230,7 @@ def m212_preimage(
 class UmbrellaSlice:
     """Computed data of the slice ``{(q₁, q₂) = (x² + s y², v xy + u y²)}`` of ``M_{2,1,2}``.
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/05_singularities/m212`.
 
     Attributes
     ----------
@@ -261,7 +261,7 @@ def _slice_pair(u: float, v: float, s: float) -> np.ndarray:
 def umbrella_slice(n: int = 41, box: float = 1.0) -> UmbrellaSlice:
     """Data for a 3-dimensional affine slice of ``M_{2,1,2}`` (a reconstruction of Figure 1).
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/05_singularities/m212`.
 
     The slice is ``q₁ = x² + s y²``, ``q₂ = v xy + u y²`` with coordinates ``(u, v, s)``. The
     surface is drawn from the parametrization, not from the equation: for each common root
@@ -333,7 +333,7 @@ def plot_umbrella_slice(
 ) -> Figure:
     """Draw :func:`umbrella_slice` as a surface with the singular curve in gold.
 
-    Explained in :doc:`/book/05_singularities`.
+    Explained in :doc:`/book/05_singularities/m212`.
 
     Parameters
     ----------

@@ -1,12 +1,13 @@
-"""Content-dependent metrics in the scores, after the Riemannian-attention post (:doc:`/book/07_beyond`).
+"""Content-dependent metrics in the scores, after the Riemannian-attention post (:doc:`/book/notes/metric`).
 
 Two designs of the book's own:
 
 * a scalar content weight, ``s_ij = m(x_i) m(x_j) (K x_i)ᵀ(Q x_j)`` with the linear
-  ``m(x) = μᵀ x`` (:func:`metric_attention`): a polynomial of degree 5 in ``X``; besides the
-  scaling and ``GL_a`` it has the metric scaling ``(Q, μ) ↦ (s⁻² Q, s μ)``. It can be
+  ``m(x) = μᵀ x`` (:func:`metric_attention`) or the affine ``m(x) = μᵀ x + c``
+  (:func:`affine_metric_parametrization`): a polynomial of degree 5 in ``X``; besides the
+  scaling and ``GL_a`` it has the metric scaling ``(Q, μ, c) ↦ (λ⁻² Q, λ μ, λ c)``. It can be
   negative, so it is a weight, not a metric;
-* a metric tensor, ``s_ij = (K x_i)ᵀ G(x_j) (Q x_j)`` with ``G(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ``
+* a metric tensor, ``s_ij = (K x_i)ᵀ g(x_j) (Q x_j)`` with ``g(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ``
   positive definite at every token (:func:`riemannian_attention`), lightning or softmax; of
   ``GL_a`` only the conformal group ``R^* × O(a)`` survives.
 """
@@ -28,20 +29,29 @@ from .symmetries import _attention_fiber_dimension, _obj, _triple_generators, _z
 __all__ = [
     "metric_attention",
     "metric_parametrization",
+    "affine_metric_parametrization",
     "riemannian_attention",
     "riemannian_parametrization",
 ]
 
 
-def _forward(X: Any, Q: Any, K: Any, V: Any, mu: Any) -> Any:
-    XD = X * (mu @ X)  # column j scaled by m(x_j)
+def _forward(X: Any, Q: Any, K: Any, V: Any, mu: Any, c: Any = None) -> Any:
+    """``(V X D)(K X)ᵀ(Q X D)``, ``D = diag(m(x_j))``; ``c`` of shape ``(1, 1)`` or None.
+
+    The row of ones that ``c`` multiplies is built from the input itself, ``m · 0 + 1``, so
+    that the same code runs on numpy arrays, torch tensors and the exact engine's dual numbers.
+    """
+    m = mu @ X  # m(x_j) = μᵀ x_j, shape (..., 1, t)
+    if c is not None:
+        m = m + c * (m * 0 + 1)
+    XD = X * m  # column j scaled by m(x_j)
     return ((V @ XD) @ (K @ X).mT) @ (Q @ XD)
 
 
 def metric_attention(
-    X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mu: ArrayLike
+    X: ArrayLike, Q: ArrayLike, K: ArrayLike, V: ArrayLike, mu: ArrayLike, c: float = 0.0
 ) -> Array:
-    """Lightning attention with the content metric ``m(x) = μᵀ x`` (:doc:`/book/07_beyond`).
+    """Lightning attention with the content weight ``m(x) = μᵀ x + c`` (:doc:`/book/notes/metric`).
 
     Parameters
     ----------
@@ -49,11 +59,13 @@ def metric_attention(
     Q, K : array-like, shape=[a, d]
     V : array-like, shape=[d_out, d]
     mu : array-like, shape=[d] or [1, d]
+    c : float
+        The constant term of the affine weight (``0``: the linear weight ``μᵀ x``).
 
     Returns
     -------
     numpy.ndarray or torch.Tensor, shape=[..., d_out, t]
-        ``(V X D)(K X)ᵀ(Q X D)`` with ``D = diag(μᵀ X)``.
+        ``(V X D)(K X)ᵀ(Q X D)`` with ``D = diag(μᵀ X + c)``.
     """
     X, Q, K, V, like = _checks.layer_input(X, Q, K, V, mu)
     mu = _checks.array(mu, "mu", min_ndim=1, like=like)
@@ -61,13 +73,15 @@ def metric_attention(
         raise ValueError(
             f"mu must have shape ({Q.shape[1]},) or (1, {Q.shape[1]}), got {tuple(mu.shape)}"
         )
-    return _forward(X, Q, K, V, mu.reshape(1, -1))
+    c = _checks.real(c, "c")
+    const = None if c == 0 else _checks.array([[c]], "c", like=like)
+    return _forward(X, Q, K, V, mu.reshape(1, -1), const)
 
 
 def metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametrization:
     """The content metric as a map for the rank engine (blocks ``Q, K, V, μ``).
 
-    Explained in :doc:`/book/07_beyond`.
+    Explained in :doc:`/book/notes/metric`.
 
     Parameters
     ----------
@@ -104,11 +118,53 @@ def metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametriz
     )
 
 
+def affine_metric_parametrization(d: int, d_out: int, a: int, t: int = 3) -> Parametrization:
+    """The affine content weight ``m(x) = μᵀ x + c`` for the rank engine (blocks ``Q, K, V, μ, c``).
+
+    The layer of :func:`metric_attention` with ``c`` as a parameter: one more than the linear
+    weight. Explained in :doc:`/book/notes/metric` (an exercise builds it).
+
+    Parameters
+    ----------
+    d, d_out, a : int
+    t : int
+        Tokens per input (at least 2).
+
+    Returns
+    -------
+    lsa_lib.rank.Parametrization
+        ``μ`` is the block of shape ``(1, d)``, ``c`` the block of shape ``(1, 1)``.
+        Generators: ``GL_a`` as ``(E Q, −Eᵀ K)``, the value scaling ``(Q, −V)`` and the
+        metric scaling, which now moves ``μ`` and ``c`` together, ``(−2Q, μ, c)``;
+        ``predicted = P − (2ad − r(2d − r) + 2)`` with ``P = 2ad + dd' + d + 1`` and
+        ``r = min(a, d)``.
+    """
+    d, d_out, a = (_checks.size(v, n) for v, n in ((d, "d"), (d_out, "d_out"), (a, "a")))
+    t = _checks.tokens(t, minimum=2)
+
+    def generators(params: Sequence[Any]) -> list[list[Any]]:
+        P = [_obj(p) for p in params]
+        Q, K, V, mu, c = P
+        zero = [np.zeros(p.shape, dtype=object) for p in P]
+        gens = [g + zero[3:] for g in _triple_generators(P[:3], 1)]
+        return gens + [[-2 * Q, zero[1], zero[2], mu.copy(), c.copy()]]
+
+    P = 2 * a * d + d * d_out + d + 1
+    return Parametrization(
+        name=f"affine metric d={d} d'={d_out} a={a}",
+        shapes=((a, d), (a, d), (d_out, d), (1, d), (1, 1)),
+        input_shape=(d, t),
+        forward=lambda params, X: _forward(X, *params),
+        generators=generators,
+        predicted=P - _attention_fiber_dimension(a, d) - 2,
+    )
+
+
 # =========================================================================================
-# a genuine metric: G(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ at the query
+# a genuine metric: g(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ at the query
 # =========================================================================================
 def _metric_queries(X: Any, Q: Any, B: Any, r: int) -> Any:
-    """``z_j = G(x_j) Q x_j = Q x_j + Σ_k (B_k x_j) ((B_k x_j) · (Q x_j))``, shape ``(..., a, t)``.
+    """``z_j = g(x_j) Q x_j = Q x_j + Σ_k (B_k x_j) ((B_k x_j) · (Q x_j))``, shape ``(..., a, t)``.
 
     ``B`` is stacked ``(r a, d)``: rows ``k a … (k+1) a − 1`` are ``B_k``. Only ``@``, ``*``,
     ``+`` and integer constants, so that the exact engine runs it too.
@@ -146,17 +202,17 @@ def riemannian_attention(
     B: ArrayLike,
     normalizer: str | None = None,
 ) -> Array:
-    """Attention with a content-dependent metric tensor: ``s_ij = (K x_i)ᵀ G(x_j) (Q x_j)``.
+    """Attention with a content-dependent metric tensor: ``s_ij = (K x_i)ᵀ g(x_j) (Q x_j)``.
 
-    ``G(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ`` is symmetric positive definite (at least ``I_a``) for
-    every token, so ``⟨u, v⟩_x = uᵀ G(x) v`` is an inner product on the attention space at
+    ``g(x) = I_a + Σ_k (B_k x)(B_k x)ᵀ`` is symmetric positive definite (at least ``I_a``) for
+    every token, so ``⟨u, v⟩_x = uᵀ g(x) v`` is an inner product on the attention space at
     ``x``, one per token: a Riemannian metric sampled at the tokens. The book's design (the
     Riemannian-attention post names the idea, not a formula): the metric is the one at the
     *query* ``x_j``, where the key is compared with it; the identity keeps it positive definite
     without constraints; the learned term has rank ``≤ r``. Column ``j`` of the output is
     ``Σ_i w_ij V x_i`` with ``w_ij = s_ij`` (lightning, still linear in ``t``:
-    ``(V X)(K X)ᵀ Z`` with ``z_j = G(x_j) Q x_j``) or the normalized scores. Explained in
-    :doc:`/book/07_beyond`.
+    ``(V X)(K X)ᵀ Z`` with ``z_j = g(x_j) Q x_j``) or the normalized scores. Explained in
+    :doc:`/book/notes/metric`.
 
     Parameters
     ----------
@@ -164,7 +220,7 @@ def riemannian_attention(
     Q, K : array-like, shape=[a, d]
     V : array-like, shape=[d_out, d]
     B : array-like, shape=[r, a, d] or [a, d]
-        The learned term ``B_1, …, B_r`` (a matrix is ``r = 1``).
+        The learned term ``B_1, …, B_r`` of ``g`` (a matrix is ``r = 1``).
     normalizer : str, optional
         None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS` (``"exp"``).
 
@@ -213,13 +269,13 @@ def riemannian_parametrization(
 ) -> Parametrization:
     """The metric-tensor layer of :func:`riemannian_attention` for the rank engine.
 
-    Explained in :doc:`/book/07_beyond`.
+    Explained in :doc:`/book/notes/metric`.
 
     Parameters
     ----------
     d, d_out, a : int
     r : int
-        The rank of the learned term of ``G``.
+        The rank of the learned term of ``g``.
     t : int
         Tokens per input (at least 2).
     normalizer : str, optional

@@ -9,14 +9,23 @@ Okabe–Ito cycle (``"C0"`` is blue, ``"C1"`` vermillion, …). Introduced in
 from __future__ import annotations
 
 import matplotlib as mpl
+import matplotlib.pyplot as plt
 import numpy as np
 from cycler import cycler
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
+from matplotlib.patches import Circle, ConnectionPatch
 from numpy.typing import ArrayLike
 
-__all__ = ["use_book_style", "loglog_with_fit", "plot_signed_matrix", "plot_singular_values"]
+__all__ = [
+    "use_book_style",
+    "loglog_with_fit",
+    "plot_signed_matrix",
+    "plot_singular_values",
+    "plot_fiber_sketch",
+]
 
 # The Okabe–Ito palette (colour-blind safe), in the order of the book's colour cycle.
 _BOOK_COLORS: tuple[str, ...] = (
@@ -141,8 +150,8 @@ def plot_signed_matrix(
 ) -> AxesImage:
     """A heat map of a matrix with signs: red positive, blue negative, white zero.
 
-    Explained in :doc:`/book/02_fibers` (also used in :doc:`/book/03_symmetries` and
-    :doc:`/book/07_beyond`).
+    Explained in :doc:`/book/02_fibers/swap` (also used in :doc:`/book/03_symmetries` and
+    :doc:`/book/notes/transport`).
 
     Parameters
     ----------
@@ -228,3 +237,98 @@ def plot_singular_values(
     ax.set_xlabel("index of the singular value")
     ax.set_ylabel("singular value / largest" if normalize else "singular value")
     return line
+
+
+def plot_fiber_sketch(*, figsize: tuple[float, float] = (4.8, 6.4)) -> Figure:
+    """A schematic of the map from weights to functions: fibers, sheets and a crossing.
+
+    Top panel, the weights: the fiber of a generic function ``φ₀`` is one curve (the scaling
+    line), the fiber of a function ``φ`` at a swap point is two curves that do not meet. Bottom
+    panel, the functions: a small neighbourhood of each of the two weights ``W`` and ``W'`` maps
+    onto a sheet (blue and vermillion) of the neuromanifold, and the two sheets cross at ``φ``
+    (gold: a singular point), while ``φ₀`` lies on a single sheet. A drawing, not data: the
+    curves stand for sets of any dimension. Explained in :doc:`/book/02_fibers/swap`.
+
+    Parameters
+    ----------
+    figsize : tuple of float
+        Width and height in inches (default: one column, two panels stacked, for phones).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes: ``fig.axes[0]`` the weights, ``fig.axes[1]`` the functions.
+    """
+    if len(figsize) != 2 or not all(
+        isinstance(v, (int, float)) and np.isfinite(v) and v > 0 for v in figsize
+    ):
+        raise ValueError(f"figsize must be two positive numbers, got {figsize!r}")
+    blue, red, grey = _BOOK_COLORS[0], _BOOK_COLORS[1], "#555555"
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=figsize, facecolor="white")
+    for ax, title in ((top, "weights θ = (A, V)"), (bottom, "functions: the neuromanifold")):
+        ax.set(xlim=(0, 10), ylim=(0, 6), xticks=[], yticks=[], facecolor="white")
+        ax.set_title(title, color=_TEXT, fontsize=15)
+        ax.grid(False)
+        ax.set_aspect("equal")
+    # the weights: one fiber line over φ₀, two over φ
+    generic = np.column_stack([np.linspace(0.6, 3.4, 60), 4.6 - 1.4 * np.linspace(0, 1, 60) ** 0.6])
+    line1 = np.column_stack(
+        [np.linspace(4.0, 6.6, 60), 1.2 + 2.6 / (1 + 3 * np.linspace(0, 1, 60))]
+    )
+    line2 = np.column_stack(
+        [np.linspace(7.0, 9.6, 60), 1.4 + 2.8 / (1 + 3 * np.linspace(0, 1, 60))]
+    )
+    top.plot(*generic.T, color=grey, lw=2.4)
+    top.plot(*line1.T, color=grey, lw=2.4)
+    top.plot(*line2.T, color=grey, lw=2.4)
+    w0, w1, w2 = generic[30], line1[22], line2[22]
+    for (x, y), color in ((w1, blue), (w2, red)):
+        top.add_patch(Circle((x, y), 0.55, color=color, alpha=0.25, lw=0))
+    top.plot(*w0, "o", color=grey, ms=8)
+    top.plot(*w1, "o", color=blue, ms=8)
+    top.plot(*w2, "o", color=red, ms=8)
+    top.text(w0[0], w0[1] + 0.45, "W₀", ha="center", fontsize=15, color=_TEXT)
+    top.text(w1[0] + 0.65, w1[1] + 0.35, "W", fontsize=15, color=blue)
+    top.text(w2[0] + 0.65, w2[1] + 0.35, "W′", fontsize=15, color=red)
+    top.text(2.0, 5.0, "fiber of φ₀:\none line", ha="center", fontsize=14, color=_TEXT)
+    top.text(6.8, 5.0, "fiber of φ:\ntwo lines", ha="center", fontsize=14, color=_TEXT)
+    top.text(0.3, 0.3, r"↓  $\theta \mapsto \varphi_\theta$", fontsize=15, color=grey)
+    # the functions: two sheets through φ, φ₀ on one of them
+    x = np.linspace(0.8, 9.2, 120)
+    sheet1 = np.column_stack([x, 3.0 + 0.42 * (x - 5.6) + 0.03 * (x - 5.6) ** 2])
+    sheet2 = np.column_stack([x, 3.0 - 0.5 * (x - 5.6) + 0.02 * (x - 5.6) ** 2])
+    near = np.abs(x - 5.6) < 1.3
+    bottom.plot(*sheet1.T, color=blue, lw=2, alpha=0.55)
+    bottom.plot(*sheet2.T, color=red, lw=2, alpha=0.55)
+    bottom.plot(*sheet1[near].T, color=blue, lw=6, solid_capstyle="round")
+    bottom.plot(*sheet2[near].T, color=red, lw=6, solid_capstyle="round")
+    phi, phi0 = (5.6, 3.0), sheet1[14]
+    bottom.plot(*phi, "o", color=_SINGULAR_COLOR, ms=13, mec=_TEXT, mew=1.2, zorder=5)
+    bottom.plot(*phi0, "o", color=grey, ms=8, zorder=5)
+    bottom.text(7.4, 0.3, "φ: two sheets cross\n(a singular point)", ha="center", fontsize=14)
+    bottom.text(0.3, 0.4, "φ₀: a smooth point", fontsize=14, color=_TEXT)
+    bottom.text(
+        9.3, sheet1[-1, 1] - 0.1, "sheet of W", ha="right", va="top", fontsize=14, color=blue
+    )
+    bottom.text(
+        9.3, sheet2[-1, 1] + 0.1, "sheet of W′", ha="right", va="bottom", fontsize=14, color=red
+    )
+    for start, end in ((w0, phi0), (w1, phi), (w2, phi)):
+        fig.add_artist(
+            ConnectionPatch(
+                start,
+                end,
+                "data",
+                "data",
+                axesA=top,
+                axesB=bottom,
+                color=grey,
+                lw=1.2,
+                arrowstyle="-|>",
+                mutation_scale=14,
+                shrinkA=8,
+                shrinkB=9,
+                linestyle="--",
+            )
+        )
+    return fig

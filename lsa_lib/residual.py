@@ -1,4 +1,4 @@
-"""Residual lightning layers ``X ↦ X + V X Xᵀ Kᵀ Q X`` (:doc:`/book/07_beyond`).
+"""Residual lightning layers ``X ↦ X + V X Xᵀ Kᵀ Q X`` (:doc:`/book/notes/residual`).
 
 A variant the book investigates on its own (none of its results are the paper's). The skip
 connection keeps the scaling and the change of attention basis of each layer
@@ -23,7 +23,7 @@ __all__ = ["residual_attention", "residual_parametrization"]
 
 
 def residual_attention(X: ArrayLike, layers: Sequence[Layer]) -> Array:
-    """A stack of residual lightning layers ``X ↦ X + V X Xᵀ Kᵀ Q X`` (:doc:`/book/07_beyond`).
+    """A stack of residual lightning layers ``X ↦ X + V X Xᵀ Kᵀ Q X`` (:doc:`/book/notes/residual`).
 
     Parameters
     ----------
@@ -51,7 +51,7 @@ def residual_attention(X: ArrayLike, layers: Sequence[Layer]) -> Array:
 
 
 def residual_parametrization(d: int, attn: Sequence[int], t: int = 3) -> Parametrization:
-    """The residual network of width ``d`` as a map for the rank engine (:doc:`/book/07_beyond`).
+    """The residual network of width ``d`` as a map for the rank engine (:doc:`/book/notes/residual`).
 
     Parameters
     ----------

@@ -219,7 +219,7 @@ def _attention_directions(A: np.ndarray, a: int, r: int, min_gap: float) -> np.n
 def balanced(A: ArrayLike, V: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The point ``(cA, V/c)`` of the scaling line with ``‖cA‖ = ‖V/c‖`` (Frobenius).
 
-    Explained in :doc:`/book/05_singularities` (closedness).
+    Explained in :doc:`/book/05_singularities/closedness`.
 
     Parameters
     ----------
@@ -321,7 +321,7 @@ def is_singular(
 
     The rule: singular iff ``rk(A)·rk(V) ≤ 1``, or ``a < d`` and ``rk A < a`` (the ranks, read
     at the largest gap, depend only on the function). The first part is reported from the
-    paper, the second is the book's; :doc:`/book/05_singularities` compares the rule with
+    paper, the second is the book's; :doc:`/book/05_singularities/locus` compares the rule with
     :func:`tangent_space`.
 
     Parameters
@@ -362,7 +362,7 @@ def blow_up_sequence(
     """Weights ``(A_n, V_n)`` with ``‖A_n‖ → ∞`` whose functions converge to a rank-one pair.
 
     ``A_n = n b cᵀ + B`` and ``V_n = (v wᵀ + W / n) / n``: full rank for generic data, and
-    ``F(A_n, V_n) = F(bcᵀ, vwᵀ) + O(1/n)``. Explained in :doc:`/book/05_singularities`.
+    ``F(A_n, V_n) = F(bcᵀ, vwᵀ) + O(1/n)``. Explained in :doc:`/book/05_singularities/closedness`.
 
     Parameters
     ----------

@@ -11,7 +11,8 @@ Three kinds of weight changes leave a deep lightning network ``φ = φ_l ∘ …
 The function depends on the weights only through the **virtual weights** ``L = V_l ⋯ V_1`` and
 ``M_i = L_{i-1}ᵀ A_i L_{i-1}``. The actions accept float layers (numpy or torch) or sympy
 layers (exact checks); their tangent vectors give the network's :class:`~lsa_lib.rank.Parametrization`
-(:func:`network_parametrization`) its certified upper bound.
+(:func:`network_parametrization`) its certified upper bound. The virtual weights are explained
+in :doc:`/book/03_symmetries/virtual_weights`.
 """
 
 from __future__ import annotations
@@ -317,7 +318,9 @@ def orbit_dimension_count(
 
 
 def virtual_weights(layers: Sequence[Layer]) -> tuple[list[Any], Any]:
-    """The virtual weights ``(M_1, …, M_l)`` and ``L = V_l ⋯ V_1`` (:doc:`/book/03_symmetries`).
+    """The virtual weights ``(M_1, …, M_l)`` and ``L = V_l ⋯ V_1``.
+
+    Explained in :doc:`/book/03_symmetries/virtual_weights`.
 
     With ``L_0 = I`` and ``L_i = V_i L_{i-1}``: ``M_i = L_{i-1}ᵀ A_i L_{i-1}``, ``A_i = K_iᵀ Q_i``.
     The change of basis and the pass-through leave them unchanged; scaling by ``(c_1, …, c_l)``
@@ -346,7 +349,9 @@ def virtual_weights(layers: Sequence[Layer]) -> tuple[list[Any], Any]:
 def virtual_forward(
     X: ArrayLike, M_list: Sequence[ArrayLike], L: ArrayLike, normalizer: str | None = None
 ) -> Array:
-    """The network in virtual weights: ``φ(X) = L X Γ_l`` (:doc:`/book/03_symmetries`).
+    """The network in virtual weights: ``φ(X) = L X Γ_l``.
+
+    Explained in :doc:`/book/03_symmetries/virtual_weights`.
 
     ``Γ_0 = I_t`` and ``Γ_i = Γ_{i-1} N(Γ_{i-1}ᵀ Xᵀ M_i X Γ_{i-1})`` with ``N`` the identity
     (lightning) or the normalization of each query column.
@@ -388,7 +393,7 @@ def network_parametrization(
 ) -> Parametrization:
     """The deep network ``W = (Q_1, K_1, V_1, …) ↦ φ_W`` as a map for the rank engine.
 
-    Explained in :doc:`/book/04_dimension`.
+    Explained in :doc:`/book/04_dimension` and :doc:`/book/notes/rank_engine`.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Positional transport: scores ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)`` (:doc:`/book/07_beyond`).
+"""Positional transport: scores ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)`` (:doc:`/book/notes/transport`).
 
 Tokens are numbered ``0, …, t−1`` in sentence order, and ``T_{j−i}`` transports the query's
 vector from position ``j`` to the key's position ``i``: a *discrete connection* on the
@@ -37,7 +37,7 @@ from . import _checks
 from ._checks import Array
 from .lightning import _const
 from .rank import Parametrization
-from .symmetries import _adj, _obj, _zeros_like
+from .symmetries import _adj, _det, _obj, _zeros_like
 
 __all__ = [
     "transported_attention",
@@ -76,7 +76,7 @@ def _inputs(X: Any, Q: Any, K: Any, R: Any, V: Any = None) -> tuple[Any, ...]:
 
 
 def transport_scores(X: ArrayLike, Q: ArrayLike, K: ArrayLike, R: ArrayLike) -> Array:
-    """The transported scores ``s_ij = (K x_i)ᵀ R^{j−i} (Q x_j)`` (:doc:`/book/07_beyond`).
+    """The transported scores ``s_ij = (K x_i)ᵀ R^{j−i} (Q x_j)`` (:doc:`/book/notes/transport`).
 
     Parameters
     ----------
@@ -101,7 +101,7 @@ def transported_attention(
     """Lightning attention with positional transport: column ``j`` is ``Σ_i s_ij V x_i``.
 
     Linear in ``t``: keys and queries are moved before the usual lightning contraction.
-    ``R = I`` is plain lightning attention. Explained in :doc:`/book/07_beyond`.
+    ``R = I`` is plain lightning attention. Explained in :doc:`/book/notes/transport`.
 
     Parameters
     ----------
@@ -130,7 +130,7 @@ def learned_transport_attention(
 ) -> Array:
     """Lightning attention with a learned transport per offset, ``s_ij = (K x_i)ᵀ T_{j−i} (Q x_j)``.
 
-    Quadratic in ``t`` (one score matrix per offset). Explained in :doc:`/book/07_beyond`.
+    Quadratic in ``t`` (one score matrix per offset). Explained in :doc:`/book/notes/transport`.
 
     Parameters
     ----------
@@ -173,7 +173,7 @@ def rational_rotation(
     """A block rotation with rational entries, as an integer matrix and a common scale.
 
     Each Pythagorean triple ``p² + q² = s²`` gives the block ``[[p, −q], [q, p]] / s``;
-    rational rotations keep every computation exact. Explained in :doc:`/book/07_beyond`.
+    rational rotations keep every computation exact. Explained in :doc:`/book/notes/transport`.
 
     Parameters
     ----------
@@ -219,7 +219,7 @@ def commutant_basis(R: ArrayLike) -> list[NDArray[np.int64]]:
 
     Its length is the dimension of the centralizer of ``R`` in ``GL_a``, the symmetry group
     that replaces ``GL_a`` under transport (``a`` for distinct eigenvalues, ``a²`` for ``cI``).
-    Computed exactly. Explained in :doc:`/book/07_beyond`.
+    Computed exactly. Explained in :doc:`/book/notes/transport`.
 
     Parameters
     ----------
@@ -254,7 +254,7 @@ def transport_parametrization(
 ) -> Parametrization:
     """Positional transport ``s_ij = (K x_i)ᵀ R^{j−i} (Q x_j)`` for the rank engine.
 
-    Explained in :doc:`/book/07_beyond`.
+    Explained in :doc:`/book/notes/transport`.
 
     Parameters
     ----------
@@ -320,7 +320,7 @@ def transport_parametrization(
 def learned_transport_parametrization(
     d: int, d_out: int, a: int, t: int = 3, *, causal: bool = False, flat: bool = False
 ) -> Parametrization:
-    """Learned transport per offset for the rank engine (:doc:`/book/07_beyond`).
+    """Learned transport per offset for the rank engine (:doc:`/book/notes/transport`).
 
     Three connections, all lightning: the curved one, one learned ``a × a`` map per offset
     (blocks ``Q, K, V, T_{−(t−1)}, …, T_{t−1}``, or ``Q, K, V, T_0, …, T_{t−1}`` when
@@ -347,10 +347,12 @@ def learned_transport_parametrization(
         ``P − 2a² − 1 − C(2a − d, 2)`` (offset 0 occurs only for ``i = j``, so the
         antisymmetric matrices ``Kᵀ T_0 Q``, supported on the ``(2a − d)``-dimensional
         intersection of the row spaces of ``K`` and ``Q``, are invisible). Flat: generators
-        ``GL_a`` by conjugation (``δQ = EQ``, ``δK = −Eᵀ K``, ``δR = ER − RE``) and the value
-        scaling; ``predicted = P − a² − 1 = 2ad + dd' − 1`` for ``a ≤ d`` and ``t ≥ 3`` (for
-        ``t = 2`` the curved count, ``C(2a − d, 2)`` less: with two tokens there is no loop,
-        and the two connections give the same functions), None for ``a > d``.
+        ``GL_a`` by conjugation (``δQ = EQ``, ``δK = −Eᵀ K``, ``δR = ER − RE``), the value
+        scaling and, for ``t = 2`` and ``a = d``, the invisible antisymmetric part of ``Kᵀ Q``
+        (``δQ = det Q · adj(K)ᵀ W``, ``δR = −R adj(K)ᵀ W adj(Q)``, ``W`` antisymmetric);
+        ``predicted = P − a² − 1 = 2ad + dd' − 1`` for ``a ≤ d`` and ``t ≥ 3`` (for ``t = 2``
+        the curved count, ``C(2a − d, 2)`` less: with two tokens there is no loop, and the two
+        connections give the same functions), None for ``a > d``.
 
     Raises
     ------
@@ -449,6 +451,15 @@ def _flat_parametrization(d: int, d_out: int, a: int, t: int) -> Parametrization
                 g = _zeros_like(Pm)
                 g[0], g[1], g[3] = Er @ Q, -(Er.T @ K), Er @ R - R @ Er
                 gens.append(g)
+        if t == 2 and a == d:  # no loop: the antisymmetric part of Kᵀ Q is invisible too
+            adjK, adjQ, detQ = _adj(K), _adj(Q), _det(Q)
+            for r in range(d):
+                for s in range(r + 1, d):
+                    W = np.zeros((d, d), dtype=object)
+                    W[r, s], W[s, r] = 1, -1
+                    g = _zeros_like(Pm)  # δ(Kᵀ Q) = det K det Q · W, δ(Kᵀ R Q) = 0
+                    g[0], g[3] = detQ * (adjK.T @ W), -(R @ adjK.T @ W @ adjQ)
+                    gens.append(g)
         return gens
 
     return Parametrization(
@@ -484,7 +495,7 @@ def _step(T: Any, i: int, j: int, kind: str, t: int, exact: bool) -> Any:
 def holonomy(
     T: ArrayLike, loop: Sequence[int], *, causal: bool = False
 ) -> NDArray[np.float64] | sympy.Matrix:
-    """Transport around a closed loop of token positions (:doc:`/book/07_beyond`).
+    """Transport around a closed loop of token positions (:doc:`/book/notes/transport/holonomy`).
 
     With ``τ(j → i)`` the map from position ``j`` to position ``i``, the holonomy of the loop
     ``p_0 → p_1 → … → p_m = p_0`` is ``τ(p_{m−1} → p_m) ⋯ τ(p_0 → p_1)`` (the first step

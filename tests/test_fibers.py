@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 from lsa_lib.fibers import (
     _SAME_RTOL,
+    FiberCertificate,
+    FiberReading,
     FunctionComparison,
     _rank_one_factors,
     attention_value_parametrization,
@@ -21,7 +24,8 @@ from lsa_lib.fibers import (
     swap,
 )
 from lsa_lib.lightning import random_layers
-from lsa_lib.rank import ExactRank, FloatRank, RankAmbiguityError, exact_rank
+from lsa_lib.rank import ExactRank, FloatRank, RankAmbiguityError, exact_rank, float_rank
+from lsa_lib.symmetries import network_parametrization
 from lsa_lib.tolerances import GAP_MIN
 
 
@@ -378,6 +382,26 @@ def test_fiber_dimension_exact():
     assert fiber_dimension(A2, [[1, 1]], coordinates="QKV", method="exact").nullity == 5
     with pytest.raises(ValueError, match="a must be d"):
         fiber_dimension(A2, [[1, 1]], coordinates="QKV", a=1, method="exact")
+
+
+def test_fiber_dimension_prints_the_fiber_dimension():
+    ((Q, K, V),) = random_layers((3, 2), (2,), rng=0)
+    reading = fiber_dimension(Q, K, V)
+    assert isinstance(reading, FiberReading) and isinstance(reading, FloatRank)
+    assert (reading.rank, reading.nullity) == (13, 5)  # P = 18: rank and kernel both kept
+    assert str(reading) == f"{reading}" == "5"  # prints the fiber, not the rank
+    untrusted = dataclasses.replace(reading, trusted=False)
+    assert str(untrusted) == "5?" and untrusted.rank == 13
+    # the same fields as the engine's reading, nothing lost
+    plain = float_rank(network_parametrization((3, 2), (2,)), [Q, K, V], n_inputs=reading.n_inputs)
+    assert plain.rank == reading.rank and str(plain) == "13"
+    assert np.allclose(plain.singular_values, reading.singular_values)
+    A, V, _ = _rank_one_integer()
+    cert = fiber_dimension(A, V, method="exact")
+    assert isinstance(cert, FiberCertificate) and isinstance(cert, ExactRank)
+    assert str(cert) == "1" and cert.rank == 14 and cert.nullity == 1 and cert.certified
+    apart = FiberCertificate(lower=10, upper=14, n_params=15, prime=cert.prime)
+    assert str(apart) == "1..5" and not apart.certified
 
 
 def test_fiber_dimension_exact_refuses():

@@ -12,6 +12,7 @@ from lsa_lib.heads import (
     cubic_map_dimension,
     exchange_values,
     mix_heads,
+    moves_possible,
     multihead_attention,
     multihead_dimension,
     multihead_parametrization,
@@ -381,3 +382,55 @@ def test_multihead_dimension_options():
         multihead_dimension(3, 3, [(2, 2)], method="symbolic")
     with pytest.raises(ValueError, match="weight_scale"):
         multihead_dimension(3, 3, [(2, 2)], normalizer="exp", weight_scale=0.0)
+
+
+# ------------------------------------------------------------------ which heads can move
+
+
+@pytest.mark.parametrize(
+    ("d", "d_out", "sizes", "expected"),
+    [
+        (3, 2, [(3, 2), (3, 2)], True),  # free W_1 and free A_2: mixing
+        (3, 2, [(3, 1), (1, 3)], True),  # free W_2 (d_v = 3 ≥ 2), free A_1
+        (3, 1, [(3, 1), (1, 1)], True),  # scalar outputs and a free A: exchange
+        (3, 2, [(2, 2), (1, 2), (1, 2)], True),  # d_k = d − 1 and two other free W: rank-keeping
+        (3, 2, [(2, 2), (1, 2)], False),  # only one other free W
+        (3, 2, [(1, 1), (2, 2)], False),  # no free A, d_k = d − 1 with one free W
+        (4, 4, [(2, 2)] * 4, False),  # the usual sizes d_k = d_v = d / H
+        (2, 2, [(2, 2)], False),  # one head
+    ],
+)
+def test_moves_possible(d, d_out, sizes, expected):
+    assert moves_possible(d, d_out, sizes) is expected
+
+
+def test_moves_possible_agrees_with_the_generators():
+    """Where no move is possible, the lifted moves add no tangent: mixing=True changes nothing."""
+    rng = np.random.default_rng(4)
+    for _ in range(40):
+        d, d_out = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        sizes = [tuple(int(v) for v in rng.integers(1, d + 2, size=2)) for _ in range(2)]
+        with_moves = exact_rank(multihead_parametrization(d, d_out, heads=sizes))
+        bare = multihead_parametrization(d, d_out, heads=sizes, mixing=False)
+        if not moves_possible(d, d_out, sizes):
+            assert with_moves.upper == exact_rank(bare).upper, (d, d_out, sizes)
+
+
+def test_moves_possible_bad_inputs():
+    with pytest.raises(ValueError, match="d_out"):
+        moves_possible(3, 0, [(1, 1)])
+    with pytest.raises(ValueError, match="non-empty list"):
+        moves_possible(3, 2, [])
+    with pytest.raises(TypeError, match="head 2"):
+        moves_possible(3, 2, [(1, 1), (1, 2, 3)])
+    with pytest.raises(ValueError, match="d_k of head 1"):
+        moves_possible(3, 2, [(0, 1)])
+
+
+@pytest.mark.parametrize(("d", "d_out", "a", "H"), [(1, 2, 1, 3), (1, 3, 2, 4), (2, 2, 1, 7)])
+def test_summed_heads_beyond_d_squared_heads(d, d_out, a, H):
+    """More heads than d² attention matrices can span: the span, not H, limits the moves."""
+    param = multihead_parametrization(d, d_out, a, H)
+    c = exact_rank(param)
+    cap = cubic_map_dimension(d, d_out)
+    assert c.lower == min(c.upper, cap) == param.predicted == cap

@@ -9,6 +9,7 @@ from scipy.linalg import expm
 
 from lsa_lib.lightning import attention_layer
 from lsa_lib.metric import (
+    affine_metric_parametrization,
     metric_attention,
     metric_parametrization,
     riemannian_attention,
@@ -83,6 +84,71 @@ def test_bad_inputs():
         metric_attention(X, Q, K, Vm, np.array([1.0, np.nan, 0.0]))
     with pytest.raises(ValueError, match="at least 2"):
         metric_parametrization(2, 2, 1, t=1)
+
+
+# ------------------------------------------------------------------ the affine content weight
+
+
+def test_affine_weight_matches_definition():
+    d, a, t = 3, 2, 4
+    X = RNG.standard_normal((d, t))
+    Q, K, Vm = _layer(a, d, 2)
+    mu, c = RNG.standard_normal(d), 0.7
+    m = mu @ X + c
+    S = np.outer(m, m) * ((K @ X).T @ (Q @ X))
+    assert _close(metric_attention(X, Q, K, Vm, mu, c), (Vm @ X) @ S)
+    assert _close(metric_attention(X, Q, K, Vm, mu, 0), metric_attention(X, Q, K, Vm, mu))
+    tX, tQ, tK, tV, tmu = (torch.tensor(M) for M in (X, Q, K, Vm, mu))
+    out = metric_attention(tX, tQ, tK, tV, tmu, c)
+    assert isinstance(out, torch.Tensor) and _close(out.numpy(), (Vm @ X) @ S)
+
+
+def test_affine_parametrization_forward_is_the_layer():
+    par = affine_metric_parametrization(3, 2, 2, t=4)
+    rng = np.random.default_rng(8)
+    Q, K, Vm, mu, c = (rng.standard_normal(s) for s in par.shapes)
+    X = rng.standard_normal((5, 3, 4))
+    Y = par.forward([Q, K, Vm, mu, c], X)
+    for n in range(5):
+        assert _close(Y[n], metric_attention(X[n], Q, K, Vm, mu, float(c[0, 0])))
+
+
+def test_affine_generators_are_symmetries_float():
+    rng = np.random.default_rng(5)
+    par = affine_metric_parametrization(3, 2, 2)
+    params = [rng.integers(-3, 4, size=s) for s in par.shapes]
+    J = float_jacobian(par, params, rng.standard_normal((4, *par.input_shape)))
+    G = np.array(
+        [
+            np.concatenate([np.asarray(b, dtype=float).ravel() for b in g])
+            for g in par.generators(params)
+        ]
+    )
+    assert len(G) == 2 * 2 + 2  # GL_2, the value scaling and the metric scaling
+    assert np.abs(J @ G.T).max() <= 1e-9 * np.abs(J).max() * np.abs(G).max()
+
+
+@pytest.mark.parametrize(
+    ("d", "d_out", "a"), [(2, 2, 1), (3, 3, 2), (3, 2, 2), (4, 2, 3), (2, 2, 3)]
+)
+def test_affine_weight_adds_one_dimension(d, d_out, a):
+    par = affine_metric_parametrization(d, d_out, a)
+    assert par.n_params == 2 * a * d + d * d_out + d + 1
+    c, linear = exact_rank(par), exact_rank(metric_parametrization(d, d_out, a))
+    assert c.certified and c.rank == par.predicted == linear.rank + 1
+
+
+def test_affine_bad_inputs():
+    X = RNG.standard_normal((3, 4))
+    Q, K, Vm = _layer(2, 3, 3)
+    with pytest.raises(ValueError, match="c must be a finite"):
+        metric_attention(X, Q, K, Vm, np.ones(3), np.inf)
+    with pytest.raises(ValueError, match="c must be a real"):
+        metric_attention(X, Q, K, Vm, np.ones(3), "1")
+    with pytest.raises(ValueError, match="at least 2"):
+        affine_metric_parametrization(2, 2, 1, t=1)
+    with pytest.raises(ValueError, match="a must"):
+        affine_metric_parametrization(2, 2, 0)
 
 
 # ------------------------------------------------------------------ the metric tensor

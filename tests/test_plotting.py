@@ -11,6 +11,7 @@ from lsa_lib.plotting import (
     _BOOK_COLORS,
     _SINGULAR_COLOR,
     loglog_with_fit,
+    plot_fiber_sketch,
     plot_signed_matrix,
     plot_singular_values,
     use_book_style,
@@ -95,3 +96,24 @@ def test_plot_singular_values():
     with pytest.raises(ValueError):
         plot_singular_values(ax, [1.0, -1.0])
     plt.close(fig)
+
+
+def test_plot_fiber_sketch():
+    use_book_style()
+    fig = plot_fiber_sketch()
+    weights, functions = fig.axes
+    assert weights.get_title().startswith("weights") and "neuromanifold" in functions.get_title()
+    texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    for word in ("one line", "two lines", "sheet of W", "singular point", "smooth point"):
+        assert word in texts
+    # the three weights, the two functions: one of them gold (singular)
+    gold = [ln for ln in functions.lines if ln.get_color() == _SINGULAR_COLOR]
+    assert len(gold) == 1 and len(weights.patches) == 2  # two neighbourhoods, W and W'
+    assert sum(isinstance(a, matplotlib.patches.ConnectionPatch) for a in fig.artists) == 3
+    assert matplotlib.colors.to_hex(fig.get_facecolor()) == "#ffffff"  # opaque: dark theme
+    assert [ax.get_xticks().size for ax in fig.axes] == [0, 0]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="figsize"):
+        plot_fiber_sketch(figsize=(6.4, -1))
+    with pytest.raises(ValueError, match="figsize"):
+        plot_fiber_sketch(figsize=(6.4,))

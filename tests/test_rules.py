@@ -83,6 +83,22 @@ def test_rule_holds_on_a_fresh_certified_sample(r):
     )
 
 
+def test_the_ledgers_rule_counts_are_current():
+    """site_data/rules.json (the ledger's table) lists every rule, with today's atlas counts."""
+    import json
+
+    stored = json.loads((ROOT / "site_data" / "rules.json").read_text())
+    assert set(stored) == {r.name for r in RULES}, (
+        "site_data/rules.json is stale: run tools/check_rules.py"
+    )
+    for r in ATLAS_RULES:
+        check = check_rule(r, certified_atlas_cases(r.model))
+        counts = {"inside": check.inside, "outside": check.outside}
+        counts["disagree_outside"] = check.disagree_outside
+        assert stored[r.name]["atlas"] == counts, f"{r.name}: run tools/check_rules.py"
+        assert stored[r.name]["domain"] == r.domain_text and stored[r.name]["label"] == r.label
+
+
 def test_a_rule_whose_domain_is_too_wide_fails():
     """The check bites: the general-width formula without its token-collapse clause."""
     from dataclasses import replace
@@ -97,3 +113,93 @@ def test_a_rule_whose_domain_is_too_wide_fails():
     assert general_width_formula((5, 3, 3, 4), (1, 2, 2)) == 40
     assert check_rule(wide, cases).disagree_inside
     assert not check_rule(rule("general widths"), cases).disagree_inside
+
+
+# the named cases of chapters 3 and 4 and of the research note on general widths, with their
+# certified dimensions (t = 3), against the rules that state them
+NAMED = [
+    ("equal widths, common a", (4, 4, 4), (3, 3), 44),
+    ("equal widths, common a", (3, 3, 3, 3, 3), (2, 2, 2, 2), 37),
+    ("bottleneck, common a", (4, 3, 3, 4), (2, 2, 2), 40),
+    ("bottleneck, common a", (5, 3, 3, 4), (2, 2, 2), 47),
+    ("bottleneck, common a", (5, 3, 3, 4), (1, 1, 1), 34),
+    ("equal widths, per layer", (3, 3, 3), (1, 1), 17),
+    ("equal widths, per layer", (4, 4, 4, 4), (2, 1, 1), 39),
+    ("equal widths, per layer", (4, 4, 4, 4, 4), (2, 3, 2, 3), 66),
+    ("seen-dimension correction", (5, 4, 1), (2, 1), 28),
+    ("seen-dimension correction", (7, 6, 1, 1), (2, 2, 1), 53),
+    ("seen-dimension correction", (7, 5, 1), (2, 1), 42),
+]
+
+
+@pytest.mark.parametrize("name, widths, attn, dim", NAMED, ids=lambda x: str(x))
+def test_the_chapters_named_cases(name, widths, attn, dim):
+    r = rule(name)
+    cert = r.certificate(widths=widths, attn=attn, t=3)
+    assert cert.certified and cert.rank == dim
+    assert r.value(widths=widths, attn=attn, t=3) == dim
+
+
+@pytest.mark.parametrize(
+    "name, widths, attn",
+    [
+        ("equal widths, common a", (3, 3, 3), (1, 2)),  # mixed attention dimensions
+        ("equal widths, common a", (2, 2, 2), (3, 3)),  # a > δ
+        ("bottleneck, common a", (5, 3, 3, 4), (1, 2, 2)),  # the literal reading's failure
+        ("equal widths, per layer", (3, 3, 3), (1, 2)),  # a_1 = 1 before a_2 = 2
+        ("equal widths, per layer", (4, 3, 3), (2, 2)),  # unequal widths
+        ("seen-dimension correction", (5, 3, 3, 4), (1, 2, 2)),  # collapse
+        ("seen-dimension correction", (2, 3, 2), (2, 1)),  # a widening hidden layer
+        ("seen-dimension correction", (3, 3), (2,)),  # one layer
+    ],
+)
+def test_the_book_rules_refuse_outside_their_domains(name, widths, attn):
+    assert rule(name).value(widths=widths, attn=attn, t=3) is None
+    assert rule(name).value(widths=(3, 3, 3), attn=(2, 2), t=1) is None  # one token
+
+
+def test_the_per_layer_domain_needs_its_collapse_clause():
+    """Without 'no a_i = 1 followed by a later a_j ≥ 2' the per-layer rule is refuted."""
+    from dataclasses import replace
+
+    def too_wide(widths, attn, t):
+        return t >= 2 and len(set(widths)) == 1 and max(attn) <= widths[0]
+
+    wide = replace(rule("equal widths, per layer"), in_domain=too_wide)
+    cases = [({"widths": (3, 3, 3), "attn": (1, 2), "t": 3}, 18)]
+    assert check_rule(wide, cases).disagree_inside
+    assert not check_rule(rule("equal widths, per layer"), cases).disagree_inside
+
+
+def test_the_softmax_formula_needs_its_fully_read_clause():
+    """Counterexample (b) holds for softmax too: the formula + l over-counts at (5, 4, 1)."""
+    from dataclasses import replace
+
+    from lsa_lib.dimension import exact_dimension
+
+    def too_wide(widths, attn, t):  # the softmax formula without "every hidden layer fully read"
+        return t >= 2 and all(widths[i] >= widths[i + 1] for i in range(len(attn) - 1))
+
+    for widths, softmax, lightning in [((5, 4, 1), 30, 28), ((6, 4, 1), 37, 35)]:
+        case = {"widths": widths, "attn": (2, 1), "t": 3}
+        cert = exact_dimension(widths, (2, 1), 3, "exp", beyond_symmetries=True)
+        light = exact_dimension(widths, (2, 1), 3, beyond_symmetries=True)
+        assert cert.certified and cert.rank == softmax
+        assert light.certified and light.rank == lightning
+        wide = replace(rule("softmax formula"), in_domain=too_wide)
+        assert check_rule(wide, [(case, cert.rank)]).disagree_inside
+        assert rule("softmax formula").value(**case) is None
+        # softmax = lightning + l there, and the rule that says so gives the certified value
+        assert rule("softmax lightning plus l").value(**case) == light.rank + 2 == cert.rank
+
+
+def test_softmax_lightning_plus_l_excludes_token_collapse():
+    """Counterexample (a) is not inherited: (5, 3, 3, 4), a = (1, 2, 2) has softmax 43, lightning 36."""
+    from lsa_lib.dimension import exact_dimension
+
+    case = {"widths": (5, 3, 3, 4), "attn": (1, 2, 2), "t": 3}
+    soft = exact_dimension(*case.values(), "exp")
+    light = exact_dimension(*case.values(), beyond_symmetries=True)
+    assert soft.certified and light.certified and soft.rank != light.rank + 3
+    assert rule("softmax lightning plus l").value(**case) is None
+    assert rule("softmax formula").value(**case) == soft.rank == 43

@@ -370,3 +370,29 @@ def test_flat_prediction_with_two_tokens(d, d_out, a):
     assert curved.lower <= flat.predicted <= curved.upper
     three = learned_transport_parametrization(d, d_out, a, 3, causal=True, flat=True)
     assert exact_rank(three).rank == three.predicted == 2 * a * d + d * d_out - 1
+
+
+@pytest.mark.parametrize(("d", "d_out", "a"), [(3, 3, 3), (2, 2, 2), (4, 2, 4)])
+def test_flat_and_curved_are_certified_equal_with_two_tokens(d, d_out, a):
+    """t = 2, a = d: the antisymmetric part of Kᵀ Q is invisible to the flat layer too."""
+    flat = learned_transport_parametrization(d, d_out, a, 2, causal=True, flat=True)
+    curved = learned_transport_parametrization(d, d_out, a, 2, causal=True)
+    f, c = exact_rank(flat), exact_rank(curved)
+    count = 2 * a * d + d * d_out - 1 - a * (a - 1) // 2
+    assert f.certified and c.certified and f.rank == c.rank == count == flat.predicted
+
+
+def test_the_flat_rule_needs_three_tokens():
+    """The flat count 2ad + dd' − 1 with t ≥ 2 in its domain is refuted at (3, 3, 3), t = 2."""
+    from dataclasses import replace
+
+    from lsa_lib.rules import check_rule, rule
+
+    flat = rule("flat connection")
+    case = {"d": 3, "d_out": 3, "a": 3, "t": 2}
+    cert = flat.certificate(**case)
+    assert cert.certified and cert.rank == 23 and flat.formula(**case) == 26
+    too_wide = replace(flat, in_domain=lambda d, d_out, a, t: a <= d and t >= 2)
+    assert check_rule(too_wide, [(case, cert.rank)]).disagree_inside
+    assert not check_rule(flat, [(case, cert.rank)]).disagree_inside
+    assert rule("curved connection").value(**case) == 23
