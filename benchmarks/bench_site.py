@@ -155,8 +155,9 @@ def page_types(site: Path, toc_file: Path) -> dict[str, str]:
         if rel.startswith(("_static/", "_sources/")) or rel == "index.html":
             continue
         doc = rel[: -len(".html")]
-        if "redirect" in p.read_text(errors="replace")[:600].lower():
-            continue  # a redirect left for an old address
+        head = p.read_text(errors="replace")[:1500].lower()
+        if 'http-equiv="refresh"' in head or 'name="robots" content="noindex"' in head:
+            continue  # a page left at an old address, which sends the reader on
         kind = kinds.get(doc, "other")
         if doc.startswith("book/api/"):
             kind = "api"

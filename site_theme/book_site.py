@@ -89,7 +89,12 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
         return
     outdir = Path(app.outdir)
     book_site_math.write_bundle(outdir / "_static" / "mathjax")
-    book_site_html.finish(outdir, DATA_FOLDERS, PDF_NAME)
+    book_site_html.finish(
+        outdir,
+        DATA_FOLDERS,
+        PDF_NAME,
+        math={"src": f"_static/{app.config.mathjax_path}", "config": app.config.mathjax3_config},
+    )
     # the PDF, when `make pdf` has built it (the html build does not run LaTeX)
     pdf = Path(app.outdir).parent / "latex" / PDF_NAME
     if pdf.exists():

@@ -314,6 +314,21 @@ def eager_math(page: str, characters: int = EAGER_CHARACTERS) -> str:
     return page[:start] + "".join(out) + page[pos:]
 
 
+def math_on_demand(page: str, root: str, math: dict | None) -> str:
+    """A page without formulas of its own does not load MathJax, but its sidebar can hold a
+    page title with a formula: the page gets MathJax's address and configuration, and book.js
+    loads it when such a formula comes into view (the reader opens that part of the sidebar)."""
+    if not math or "book-mathjax" in page or 'class="math' not in page:
+        return page
+    data = {"src": root + math["src"], "config": math["config"]}
+    tag = (
+        '<script type="application/json" id="book-mathjax">'
+        + json.dumps(data).replace("</", "<\\/")
+        + "</script>\n"
+    )
+    return page.replace("</head>", tag + "</head>", 1)
+
+
 # ------------------------------------------------------------------------------------------
 # printed tables
 # ------------------------------------------------------------------------------------------
@@ -508,7 +523,9 @@ def strip_icon_classes(static: Path) -> None:
         css.write_text(kept, encoding="utf-8")
 
 
-def finish(outdir: Path, data_folders: Iterable[str], pdf_name: str) -> None:
+def finish(
+    outdir: Path, data_folders: Iterable[str], pdf_name: str, math: dict | None = None
+) -> None:
     static = outdir / "_static"
     fa = static / "scripts" / "fontawesome.js"
     icons = read_icons(fa.read_text(encoding="utf-8")) if fa.exists() else {}
@@ -519,6 +536,7 @@ def finish(outdir: Path, data_folders: Iterable[str], pdf_name: str) -> None:
         lambda t, d: lazy_images(t, d),
         lambda t, d: mark_text_tables(t),
         lambda t, d: eager_math(t),
+        lambda t, d: math_on_demand(t, "../" * len(d.relative_to(outdir).parts), math),
         lambda t, d: accessible_names(t),
         lambda t, d: print_title(t),
         lambda t, d: pdf_link(t, "../" * len(d.relative_to(outdir).parts), pdf_name),

@@ -19,7 +19,7 @@ phone width (390 px), in the light and in the dark theme, and fails on:
   half its size or not shown whole (figures still waiting to be redrawn are listed, and fail
   once they are legible);
 * weight: more than 500 KB (gzip) fetched before the reader scrolls, or more than 1 MB with
-  every figure, on a course page (less on the others).
+  every figure, on a page of the course or the research notes (less on the others).
 
 Further tests click the navigation buttons (sidebar and page contents at both widths; a tap
 on a drawer's link closes it), follow an exercise link inside a solution's title, drive the
@@ -66,25 +66,20 @@ DESKTOP, PHONE = 1400, 390
 WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 KB = 1024
 # gzip bytes a page may fetch: before the reader scrolls, and with every figure loaded
-BUDGET = {"course": (500 * KB, 1024 * KB), "other": (400 * KB, 800 * KB)}
+BUDGET = {"chapter": (500 * KB, 1024 * KB), "other": (400 * KB, 800 * KB)}
 # figures drawn, on a phone, at least at this fraction of their own size (at 1x): the book's
 # 10-point labels then stay at 7 px or more
 LEGIBLE = 0.5
 # Multi-panel figures that the chapters are redrawing with at most two panels per row (by
 # figure label). Each is still checked: the test fails when one of them becomes legible, so
 # that it leaves this list.
-NOT_YET_LEGIBLE = {
-    "fig-fibers-singular-values",
-    "fig-fibers-swap",
-    "fig-sym-pass-through",
-    "fig-sing-descent",
-    "fig-beyond-scores",
-}
+NOT_YET_LEGIBLE: set[str] = set()
 
 
 def _is_redirect(path: Path) -> bool:
-    head = path.read_text(encoding="utf-8", errors="replace")[:1000].lower()
-    return 'http-equiv="refresh"' in head
+    """A page left at an old address that sends the reader on (site_theme/moved.py)."""
+    head = path.read_text(encoding="utf-8", errors="replace")[:1500].lower()
+    return 'http-equiv="refresh"' in head or '<meta name="robots" content="noindex">' in head
 
 
 def _pages() -> list[str]:
@@ -101,7 +96,8 @@ def _pages() -> list[str]:
 
 
 def _toc() -> dict[str, str]:
-    """Every document of the table of contents → "course" (the numbered part) or "other"."""
+    """Every document of the table of contents → "course" (the numbered part), "notes" (the
+    research notes) or "other"."""
     import yaml
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -114,7 +110,9 @@ def _toc() -> dict[str, str]:
             walk(e.get("sections"), kind)
 
     for part in toc.get("parts", []):
-        walk(part.get("chapters"), "course" if part.get("numbered") else "other")
+        caption = str(part.get("caption", "")).lower()
+        kind = "course" if part.get("numbered") else "notes" if "note" in caption else "other"
+        walk(part.get("chapters"), kind)
     return kinds
 
 
@@ -218,19 +216,27 @@ class Watched:
 
     def wait_for_math(self, typeset_all: bool = True) -> None:
         """Wait for MathJax's first pass (the formulas near the screen); with ``typeset_all``,
-        also typeset every other formula (they are typeset lazily, when scrolled to)."""
+        also typeset every other formula (they are typeset lazily, when scrolled to). A page
+        without formulas of its own loads MathJax only when a formula of its sidebar comes
+        into view: then wait for that."""
         page = self.page
-        if page.evaluate("() => document.querySelectorAll('.math').length"):
-            page.wait_for_function(
-                "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
-                timeout=20000,
+        kind = page.evaluate(MATH_KIND)
+        if kind == "none":
+            return
+        if kind == "on demand":
+            page.wait_for_timeout(300)
+            if not page.evaluate("() => !!window.MathJax"):
+                return
+        page.wait_for_function(
+            "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+            timeout=20000,
+        )
+        page.evaluate("() => MathJax.startup.promise")
+        if typeset_all:
+            page.evaluate(
+                "async () => { const d = MathJax.startup.document;"
+                " if (d.lazyTypesetAll) await d.lazyTypesetAll(); }"
             )
-            page.evaluate("() => MathJax.startup.promise")
-            if typeset_all:
-                page.evaluate(
-                    "async () => { const d = MathJax.startup.document;"
-                    " if (d.lazyTypesetAll) await d.lazyTypesetAll(); }"
-                )
         page.wait_for_timeout(150)  # book.js marks wide boxes in the next frame
 
     def resize(self, width: int) -> None:
@@ -239,6 +245,10 @@ class Watched:
 
     def close(self) -> None:
         self.context.close()
+
+
+MATH_KIND = """() => document.querySelector('script[src*="book-mathjax"]') ? 'page'
+  : document.getElementById('book-mathjax') ? 'on demand' : 'none'"""
 
 
 def _bytes_of(fetched: list[str]) -> int:
@@ -307,7 +317,7 @@ JS_SCROLL_BOXES = """() => {
     const m = s.querySelector('mjx-container');
     if (!m || !shown(s)) continue;
     const box = s.getBoundingClientRect(), math = m.getBoundingClientRect();
-    const block = s.parentElement.closest('p, li, dd, dt, td, th, figcaption, caption, div');
+    const block = s.parentElement.closest('p, li, dd, dt, td, th, h1, h2, h3, h4, h5, h6, figcaption, caption, div');
     const room = block ? block.getBoundingClientRect() : box;
     const cs = getComputedStyle(s);
     const scrolls = cs.overflowX === 'auto' || cs.overflowX === 'scroll';
@@ -412,16 +422,25 @@ def _axe(page, rules: list[str] | None = None, code: bool = False) -> list[str]:
 
 
 def _math_problems(page) -> list[str]:
+    """Formulas shown (on a page that loads MathJax only on demand: shown on the screen) but
+    not typeset, and MathJax's errors."""
     problems = []
-    if page.evaluate("() => document.querySelectorAll('.math').length"):
-        untypeset = page.evaluate(
-            "() => [...document.querySelectorAll('.math')]"
-            ".filter(e => !e.querySelector('mjx-container')).length"
+    untypeset = page.evaluate(
+        """(kind) => [...document.querySelectorAll('.math')]
+          .filter(e => e.checkVisibility({visibilityProperty: true})  // not in a closed <details>
+            && !e.querySelector('mjx-container'))
+          .filter(e => { if (kind !== 'on demand') return true;
+            const r = e.getBoundingClientRect();
+            return r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth; })
+          .map(e => e.textContent.slice(0, 40))""",
+        page.evaluate(MATH_KIND),
+    )
+    if untypeset:
+        problems.append(
+            f"{len(untypeset)} formula(s) not typeset by MathJax, e.g. {untypeset[0]!r}"
         )
-        if untypeset:
-            problems.append(f"{untypeset} math element(s) not typeset by MathJax")
-        if page.evaluate("() => document.querySelectorAll('mjx-merror').length"):
-            problems.append("MathJax reported an error (mjx-merror)")
+    if page.evaluate("() => document.querySelectorAll('mjx-merror').length"):
+        problems.append("MathJax reported an error (mjx-merror)")
     return problems
 
 
@@ -561,7 +580,8 @@ def test_page(page_path, server, browser):
         problems += [f"{PHONE} px: touch target smaller than 44 px: {t}" for t in small]
         problems += _legibility_problems(page_path, page.evaluate(JS_LEGIBLE))
         whole = _bytes_of(w.fetched)  # with every picture and every formula's fonts
-        first_max, whole_max = BUDGET["course" if _kind(page_path) == "course" else "other"]
+        chapter = _kind(page_path) in ("course", "notes")
+        first_max, whole_max = BUDGET["chapter" if chapter else "other"]
         if first_view > first_max or whole > whole_max:
             problems.append(
                 f"too heavy: {first_view // KB} KB before scrolling (at most {first_max // KB}),"
@@ -771,6 +791,37 @@ def test_navigation_buttons_at_phone_width(which, scheme, server, browser):
             target.split("#")[1],
         )
         assert 0 <= top < 300, f"the tap on {target} did not land on it (top {top})"
+        assert not w.problems, w.problems
+    finally:
+        w.close()
+
+
+def test_sidebar_formula_on_a_page_without_math(server, browser):
+    """A page without formulas of its own typesets a formula of its sidebar (a page title)
+    when the reader opens the part of the sidebar that shows it."""
+    pages = [
+        rel
+        for rel in _pages()
+        if 'id="book-mathjax"' in (text := (SITE / rel).read_text())
+        and not re.search(r'<script[^>]* src="[^"]*book-mathjax\.js', text)
+    ]
+    if not pages:
+        pytest.skip("no page with a formula only in its sidebar")
+    w = Watched(browser, server, DESKTOP)
+    try:
+        w.goto(pages[0], typeset_all=False)
+        page = w.page
+        assert not page.evaluate("() => !!window.MathJax"), "MathJax loaded before it is needed"
+        page.evaluate(
+            """() => { const f = document.querySelector('#pst-primary-sidebar .math');
+              let d = f.closest('details');
+              while (d) { d.open = true; d = d.parentElement.closest('details'); }
+              f.scrollIntoView({block: 'center'}); }"""
+        )
+        page.wait_for_function(
+            "() => document.querySelector('#pst-primary-sidebar .math mjx-container')",
+            timeout=20000,
+        )
         assert not w.problems, w.problems
     finally:
         w.close()

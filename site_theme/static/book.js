@@ -13,6 +13,8 @@
  *   focusable, so that it can be scrolled from the keyboard; a formula that fits is neither
  *   cut nor scrollable. Checked when MathJax has typeset a formula and when the window
  *   changes size.
+ * - MathJax on demand: a page without formulas of its own does not load MathJax; when a
+ *   formula of its sidebar (a page title) comes into view, MathJax is loaded to typeset it.
  * - Print: a display equation wider than the printed column is scaled to fit it.
  * - Opened from the file system, the search page shows no page summaries (fetching them is
  *   refused there); its results are the same.
@@ -89,7 +91,7 @@
     if (el.matches("span.math")) {
       const math = el.querySelector("mjx-container");
       if (!math) return false;
-      const block = el.parentElement.closest("p, li, dd, dt, td, th, figcaption, caption, div");
+      const block = el.parentElement.closest("p, li, dd, dt, td, th, h1, h2, h3, h4, h5, h6, figcaption, caption, div");
       return !!block && math.getBoundingClientRect().width > contentWidth(block) + 0.5;
     }
     if (el.matches("mjx-container")) {
@@ -174,6 +176,24 @@
   printing.addEventListener("change", (e) => (e.matches ? fitEquations() : unfitEquations()));
   window.addEventListener("beforeprint", fitEquations);
   window.addEventListener("afterprint", unfitEquations);
+
+  // ---- MathJax on demand --------------------------------------------------------------
+  document.addEventListener("DOMContentLoaded", () => {
+    const spec = document.getElementById("book-mathjax");
+    if (!spec || window.MathJax) return;
+    const { src, config } = JSON.parse(spec.textContent);
+    const formulas = document.querySelectorAll(".math");
+    const seen = new IntersectionObserver((entries) => {
+      if (!entries.some((e) => e.isIntersecting)) return;
+      seen.disconnect();
+      window.MathJax = config;
+      const script = document.createElement("script");
+      script.async = true;
+      script.src = new URL(src, document.baseURI).href;
+      document.head.append(script);
+    });
+    formulas.forEach((f) => seen.observe(f));
+  });
 
   // ---- search from the file system ---------------------------------------------------------
   if (location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined")
