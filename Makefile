@@ -62,7 +62,7 @@ site-bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_site.py --before benchmarks/results/site-before.json
 
 browser-check: $(STAMP)
-	$(BIN)/python -m pytest -p no:xdist -m browser tests/test_site_browser.py tests/test_claims.py tests/test_moved.py
+	$(BIN)/python -m pytest -n 2 --dist load -m browser tests/test_site_browser.py tests/test_claims.py tests/test_moved.py
 
 # Fresh environments built from the readers' files alone: Binder's, a Colab-like runtime where the
 # chapters' set-up cell installs lsa_lib from a local clone, and `pip install .` (see the tests).

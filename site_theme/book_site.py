@@ -167,6 +167,7 @@ def _description(app: Sphinx, pagename: str, context: dict, doctree: Any) -> str
                 break
     if not text:
         text = app.config.book_description
+    text = re.sub(r"\\[a-zA-Z]+\s*|[{}]", "", text)  # TeX outside a formula (a docstring's)
     if len(text) > _DESCRIPTION_LENGTH:
         text = text[: _DESCRIPTION_LENGTH - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
     return text
