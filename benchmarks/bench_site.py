@@ -44,6 +44,9 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "site_theme"))
+from site_pages import site_pages, toc_kinds  # noqa: E402
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
 FLAGS = [
@@ -132,32 +135,12 @@ class GzipServer:
 
 
 def page_types(site: Path, toc_file: Path) -> dict[str, str]:
-    """Every HTML page of the built site → its type, read from the table of contents."""
-    import yaml
-
-    toc = yaml.safe_load(toc_file.read_text())
-    kinds: dict[str, str] = {}
-
-    def walk(entries, kind):
-        for e in entries or []:
-            if "file" in e:
-                kinds[str(Path(e["file"]).with_suffix(""))] = kind
-            walk(e.get("sections"), kind)
-
-    for part in toc.get("parts", []):
-        caption = str(part.get("caption", "")).lower()
-        kind = "course" if part.get("numbered") else "notes" if "note" in caption else "other"
-        walk(part.get("chapters"), kind)
-    kinds[str(Path(toc["root"]).with_suffix(""))] = "landing"
+    """Every page of the built site → its type: the table of contents' kind (landing, course,
+    notes, other), with the atlas, the rotatable figure, the ledger and the API pages apart."""
+    kinds = toc_kinds(toc_file)
     out = {}
-    for p in sorted(site.rglob("*.html")):
-        rel = p.relative_to(site).as_posix()
-        if rel.startswith(("_static/", "_sources/")) or rel == "index.html":
-            continue
+    for rel in site_pages(site):
         doc = rel[: -len(".html")]
-        head = p.read_text(errors="replace")[:1500].lower()
-        if 'http-equiv="refresh"' in head or 'name="robots" content="noindex"' in head:
-            continue  # a page left at an old address, which sends the reader on
         kind = kinds.get(doc, "other")
         if doc.startswith("book/api/"):
             kind = "api"
@@ -167,8 +150,6 @@ def page_types(site: Path, toc_file: Path) -> dict[str, str]:
             kind = "umbrella"
         elif doc.endswith("/checked"):
             kind = "ledger"
-        elif doc.startswith("book/notes/"):
-            kind = "notes"
         out[rel] = kind
     return out
 

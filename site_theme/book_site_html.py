@@ -192,13 +192,17 @@ def _relocated_css(file: Path, static: Path, seen: set[Path]) -> str:
         moved = os.path.relpath((file.parent / target).resolve(), static.resolve())
         return f'url("{Path(moved).as_posix()}")'
 
+    parts: list[str] = []
+
     def imported(m: re.Match[str]) -> str:
         target = (file.parent / m[1]).resolve()
-        if target in seen or not target.exists():
-            return ""
-        return _relocated_css(target, static, seen)
+        found = target not in seen and target.exists()
+        parts.append(_relocated_css(target, static, seen) if found else "")
+        return f"\0import{len(parts) - 1}\0"
 
-    return _CSS_URL.sub(url, _CSS_IMPORT.sub(imported, text))
+    # this sheet's own urls are moved; an imported sheet moves its own
+    text = _CSS_URL.sub(url, _CSS_IMPORT.sub(imported, text))
+    return re.sub("\0import(\\d+)\0", lambda m: parts[int(m[1])], text)
 
 
 def bundle_styles(page: str, page_dir: Path, static: Path, bundles: dict) -> str:

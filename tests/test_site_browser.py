@@ -48,6 +48,9 @@ import pytest
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "site_theme"))
+from site_pages import site_pages, toc_kinds  # noqa: E402
+
 SITE = ROOT / "_build" / "html"
 ATLAS = ROOT / "site_data" / "atlas"
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -76,44 +79,14 @@ LEGIBLE = 0.5
 NOT_YET_LEGIBLE = {"fig-fibers-singular-values"}
 
 
-def _is_redirect(path: Path) -> bool:
-    """A page left at an old address that sends the reader on (site_theme/moved.py)."""
-    head = path.read_text(encoding="utf-8", errors="replace")[:1500].lower()
-    return 'http-equiv="refresh"' in head or '<meta name="robots" content="noindex">' in head
-
-
 def _pages() -> list[str]:
-    if not SITE.is_dir():
-        return []
-    return sorted(
-        str(p.relative_to(SITE))
-        for p in SITE.rglob("*.html")
-        if "_static" not in p.parts
-        and "_sources" not in p.parts
-        and str(p.relative_to(SITE)) != "index.html"
-        and not _is_redirect(p)
-    )
+    return site_pages(SITE)
 
 
+@functools.cache
 def _toc() -> dict[str, str]:
-    """Every document of the table of contents → "course" (the numbered part), "notes" (the
-    research notes) or "other"."""
-    import yaml
-
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    kinds = {str(Path(toc["root"]).with_suffix("")): "other"}
-
-    def walk(entries, kind):
-        for e in entries or []:
-            if "file" in e:
-                kinds[str(Path(e["file"]).with_suffix(""))] = kind
-            walk(e.get("sections"), kind)
-
-    for part in toc.get("parts", []):
-        caption = str(part.get("caption", "")).lower()
-        kind = "course" if part.get("numbered") else "notes" if "note" in caption else "other"
-        walk(part.get("chapters"), kind)
-    return kinds
+    """Every document of the table of contents → its kind (site_theme/site_pages.py)."""
+    return toc_kinds(ROOT / "_toc.yml")
 
 
 def _kind(page_path: str) -> str:
