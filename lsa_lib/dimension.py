@@ -24,12 +24,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
+import flint
 import numpy as np
 from numpy.typing import NDArray
 
-from . import _checks
+from . import _checks, _modp
 from ._checks import DType
 from .lightning import Layer, _normalizer, parameter_count
 from .rank import ExactRank, FloatRank, exact_rank, float_rank
@@ -41,7 +42,9 @@ __all__ = [
     "seen_dimension",
     "failed_hypotheses",
     "expected_dimension",
+    "FIBER_FAMILIES",
     "extra_fiber_directions",
+    "needed_fiber_families",
     "exact_dimension",
     "float_dimension",
 ]
@@ -141,14 +144,17 @@ def failed_hypotheses(
     if _normalizer(normalizer) is not None:
         if any(x != w[0] for x in w) or any(x > w[0] for x in a):
             failed.append(
-                "for normalized networks with l ≥ 2 only equal widths d_0 = … = d_l = δ with "
-                f"a_i ≤ δ are covered (the dimension the paper's Conjecture 3.10 predicts); got "
-                f"widths {w}, attn {a}"
+                "for deep normalized networks this formula is stated for equal widths "
+                "d_0 = … = d_l = δ with every a_i ≤ δ (the book's reading of the paper's Eq. 16, "
+                "the dimension the paper's Conjecture 3.10 predicts); here the widths are "
+                f"{_words(w)} and the attention dimensions {_words(a)}"
             )
         return failed
     if any(w[i] < w[i + 1] for i in range(l - 1)):
+        i = next(i for i in range(l - 1) if w[i] < w[i + 1])
         failed.append(
-            f"non-increasing input and hidden widths d_0 ≥ … ≥ d_{{l-1}} are required, got {w[:l]}"
+            "non-increasing input and hidden widths d_0 ≥ … ≥ d_{l-1} are required, but layer "
+            f"{i + 1} widens: d_{i + 1} = {w[i + 1]} > d_{i} = {w[i]}"
         )
     collapse = next((i for i in range(l - 1) if a[i] == 1), None)
     later = [j + 1 for j in range(l) if collapse is not None and j > collapse and a[j] >= 2]
@@ -167,6 +173,12 @@ def failed_hypotheses(
                     "directions"
                 )
     return failed
+
+
+def _words(values: Sequence[int]) -> str:
+    """'4, 3, 3 and 4', for messages."""
+    text = [str(v) for v in values]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + " and " + text[-1]
 
 
 def _layers(indices: Sequence[int]) -> str:
@@ -220,11 +232,18 @@ def expected_dimension(
     return general_width_formula(widths, attn, normalizer)
 
 
-def _orthogonal_vectors(S: list[list[int]], n: int) -> list[list[int]]:
+#: The families of :func:`extra_fiber_directions`, in the order of its rows
+#: (:doc:`/book/notes/widening`).
+FIBER_FAMILIES: tuple[str, ...] = ("collapse", "unread", "unused", "one token")
+
+
+def _cofactor_vectors(S: list[list[int]], n: int) -> list[list[int]]:
     """Integer vectors orthogonal to the ``m < n`` rows of ``S`` (generalized cross products).
 
-    For each set of ``n − 1 − m`` unit rows ``E``, the cofactor vector of ``[S; E]``; for
-    generic ``S`` they span the orthogonal complement of its rows.
+    For each set of ``n − 1 − m`` unit rows ``E``, the cofactor vector ``w`` of the
+    ``(n − 1) × n`` matrix ``[S; E]``, so that ``w · x = ± det [S; E; x]`` for every ``x``: a
+    polynomial in the entries of ``S`` with integer coefficients. For generic ``S`` they span
+    the orthogonal complement of its rows.
     """
     out = []
     for extra in itertools.combinations(range(n), n - 1 - len(S)):
@@ -233,22 +252,92 @@ def _orthogonal_vectors(S: list[list[int]], n: int) -> list[list[int]]:
     return out
 
 
+def _independent(rows: list[list[int]], limit: int) -> list[int]:
+    """Indices of up to ``limit`` rows, each independent of the ones before (exact rank)."""
+    chosen: list[int] = []
+    for k, row in enumerate(rows):
+        if len(chosen) == limit:
+            break
+        if any(row) and flint.fmpz_mat([rows[c] for c in chosen] + [row]).rank() > len(chosen):
+            chosen.append(k)
+    return chosen
+
+
+def _kernel_vectors(M: list[list[int]], n: int, bound: int) -> list[list[int]]:
+    """A polynomial family of vectors orthogonal to every row of ``M``, if ``rank M ≤ bound``.
+
+    ``bound`` must bound the rank of ``M`` at *every* point (a structural bound). Then any
+    ``bound + 1`` rows of ``M`` are dependent everywhere, and the :func:`_cofactor_vectors`
+    ``w`` of any ``bound`` rows ``S`` satisfy ``w · x = ± det [S; E; x] = 0`` for every row
+    ``x`` of ``M`` as polynomial identities. ``S`` is chosen independent at this point when it
+    can be, and of the vectors only independent ones are kept (``n − rank M`` of them here).
+    """
+    if bound >= n:
+        return []
+    if len(M) <= bound:
+        S = [list(r) for r in M]
+    else:
+        picked = _independent(M, bound)
+        rest = [k for k in range(len(M)) if k not in picked]
+        S = [list(M[k]) for k in sorted(picked + rest[: bound - len(picked)])]
+    vectors = _cofactor_vectors(S, n)
+    return [vectors[k] for k in _independent(vectors, n)]
+
+
+def _matmul(A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
+    """The exact product of two matrices of Python integers (lists of rows)."""
+    cols = list(zip(*B, strict=True))
+    return [[sum(x * y for x, y in zip(row, col, strict=True)) for col in cols] for row in A]
+
+
+def _read_bounds(widths: Sequence[int], attn: Sequence[int], attention_read: bool) -> list[int]:
+    """``ŝ_i``, bounds at every point on the rank of the read matrices ``Rd_i`` (``i = 0..l``).
+
+    ``Rd_l = I`` and ``Rd_i = [Q_{i+1}; K_{i+1}; Rd_{i+1} V_{i+1}]`` (without ``Q, K`` when the
+    attention is not read): ``ŝ_l = d_l``, ``ŝ_i = min(d_i, 2 min(a_{i+1}, d_i) +
+    min(ŝ_{i+1}, d_{i+1}))``.
+    """
+    l = len(attn)
+    bound = [0] * (l + 1)
+    bound[l] = widths[l]
+    for i in range(l - 1, -1, -1):
+        qk = 2 * min(attn[i], widths[i]) if attention_read else 0
+        bound[i] = min(widths[i], qk + min(bound[i + 1], widths[i + 1]))
+    return bound
+
+
 def extra_fiber_directions(
-    layers: Sequence[Layer], t: int = 3, *, normalizer: str | None = None
+    layers: Sequence[Layer],
+    t: int = 3,
+    *,
+    normalizer: str | None = None,
+    families: Sequence[str] | None = None,
 ) -> NDArray[np.object_]:
     """Directions along which the function does not change, beyond the three symmetries.
 
-    Polynomial with integer coefficients in the weights (so they tighten the exact engine's
-    upper bound). Explained in :doc:`/book/04_dimension/counterexamples` and
-    :doc:`/book/notes/general_widths` (the certified counterexamples):
+    Polynomial with integer coefficients in the weights and in the kernel of the Jacobian at
+    every point (so they tighten the exact engine's upper bound); each moves the weights along
+    a line on which the function is constant. Explained in :doc:`/book/notes/widening` (and the
+    token collapse in :doc:`/book/04_dimension/counterexamples`). With
+    ``L_i = V_i ⋯ V_1`` and the *read matrices* ``Rd_l = I``,
+    ``Rd_i = [Q_{i+1}; K_{i+1}; Rd_{i+1} V_{i+1}]`` (the output depends on the hidden tokens
+    ``X_i`` only through ``Rd_i X_i``, and ``X_i`` lies in the column space of ``L_i``), the
+    families are, in this order:
 
-    * **token-rank collapse** (lightning only): after a layer with ``a_i = 1`` (``i < l``),
-      every later layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and
-      ``(0, N Q_j)`` with ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with
-      ``t = 1``: every layer);
-    * **unread hidden directions** (every normalizer): for integer ``w`` orthogonal to the
-      rows of ``V_{i+1}``, ``K_{i+1}``, ``Q_{i+1}`` and every unit ``e_c``, ``δV_i = w e_cᵀ``
-      changes nothing (layer ``i + 1`` reads its input only through those rows).
+    * ``"collapse"`` (lightning only): after a layer with ``a_i = 1`` (``i < l``), every later
+      layer ``j`` sees only sym(A_j); ``(δQ_j, δK_j) = (N K_j, 0)`` and ``(0, N Q_j)`` with
+      ``N = E_rs − E_sr`` move ``A_j`` by antisymmetric matrices (with ``t = 1``: every layer);
+    * ``"unread"`` (every normalizer): ``δV_i = z e_cᵀ`` for ``z`` in the kernel of ``Rd_i``
+      (``1 ≤ i < l``) and every unit ``e_c``: hidden directions no later layer reads;
+    * ``"unused"`` (every normalizer): ``δQ_{i+1}, δK_{i+1}, δV_{i+1} = e_r zᵀ`` for ``z`` with
+      ``zᵀ L_i = 0`` (``1 ≤ i < l``) and every unit ``e_r``: behind a widening layer, input
+      directions of layer ``i + 1`` that its input never takes;
+    * ``"one token"`` (normalizers, ``t = 1``): every ``δQ_i`` and ``δK_i`` (one token's
+      attention weight is 1 whatever the scores); ``Rd_i`` then has no ``Q, K`` rows.
+
+    The vectors ``z`` are cofactor vectors of rows of ``Rd_i`` and of ``L_iᵀ``, polynomial
+    families in the kernel because the rank of those matrices is bounded at every point by the
+    widths (the note's lemma on cofactor vectors).
 
     Parameters
     ----------
@@ -259,6 +348,8 @@ def extra_fiber_directions(
     normalizer : str, optional
         None (lightning) or a key of :data:`lsa_lib.lightning.NORMALIZERS`: then only the
         families that are exact symmetries of the normalized network are returned.
+    families : sequence of str, optional
+        Names from :data:`FIBER_FAMILIES` to include (default: all that apply).
 
     Returns
     -------
@@ -266,43 +357,220 @@ def extra_fiber_directions(
         Rows in the order ``Q_1, K_1, V_1, Q_2, …``.
     """
     t = _checks.tokens(t)
+    P, rows = _family_rows(layers, t, normalizer, _families(families))
+    flat = [row for family in FIBER_FAMILIES for row in rows.get(family, [])]
+    out = np.zeros((len(flat), P), dtype=object)
+    for k, row in enumerate(flat):
+        for c, x in row.items():
+            out[k, c] = x
+    return out
+
+
+def _family_rows(
+    layers: Sequence[Layer], t: int, normalizer: str | None, wanted: Sequence[str]
+) -> tuple[int, dict[str, list[dict[int, int]]]]:
+    """``P`` and the sparse rows (position → value) of each family of
+    :func:`extra_fiber_directions`."""
     normalized = _normalizer(normalizer) is not None
     mats = [
         tuple(_checks.integer_matrix(M, f"{n} of layer {i}").tolist() for n, M in zip("QKV", L))
         for i, L in enumerate(_checks.exact_layers(layers), start=1)
     ]
-    offsets = np.cumsum([0] + [2 * len(Q) * len(Q[0]) + len(V) * len(V[0]) for Q, _, V in mats])
-    P, l, rows = int(offsets[-1]), len(mats), []
-    first = 0 if t == 1 else next((i + 1 for i, m in enumerate(mats[:-1]) if len(m[0]) == 1), l)
-    if normalized:  # a normalized layer does not collapse its tokens
-        first = l
-    for j in range(first, l):
-        Q, K, _ = mats[j]
-        a, d = len(Q), len(Q[0])
-        for r, s in itertools.combinations(range(a), 2):
-            for shift, source in ((0, K), (a * d, Q)):  # δQ = N K, then δK = N Q
-                row = [0] * P
-                start = int(offsets[j]) + shift
-                for k in range(d):  # N source: row r is source[s], row s is −source[r]
-                    row[start + r * d + k] = source[s][k]
-                    row[start + s * d + k] = -source[r][k]
-                rows.append(row)
-    for i in range(l - 1):
-        V, (Qn, Kn, Vn) = mats[i][2], mats[i + 1]
-        d_i, d_prev = len(V), len(V[0])
-        if len(Vn) + len(Kn) + len(Qn) >= d_i:
-            continue
-        start = int(offsets[i]) + 2 * len(mats[i][0]) * d_prev
-        for w in _orthogonal_vectors(Vn + Kn + Qn, d_i):
-            for c in range(d_prev):
-                row = [0] * P
-                for r in range(d_i):
-                    row[start + r * d_prev + c] = w[r]
-                rows.append(row)
-    out = np.empty((len(rows), P), dtype=object)
-    for k, row in enumerate(rows):
-        out[k, :] = row
-    return out
+    offsets = [0]
+    for Q, _, V in mats:
+        offsets.append(offsets[-1] + 2 * len(Q) * len(Q[0]) + len(V) * len(V[0]))
+    P, l = offsets[-1], len(mats)
+    widths = [len(mats[0][0][0])] + [len(V) for _, _, V in mats]
+    attn = [len(Q) for Q, _, _ in mats]
+    out: dict[str, list[dict[int, int]]] = {}
+
+    def unit_rows(rows: list[dict[int, int]], block: int, n: int, width: int, z: list[int]) -> None:
+        """``e_r zᵀ`` in the ``n × width`` block starting at ``block``, for every row ``r``."""
+        for r in range(n):
+            rows.append({block + r * width + c: x for c, x in enumerate(z) if x})
+
+    if "collapse" in wanted and not normalized:
+        rows = out.setdefault("collapse", [])
+        first = 0 if t == 1 else next((i + 1 for i in range(l - 1) if attn[i] == 1), l)
+        for j in range(first, l):
+            Q, K, _ = mats[j]
+            a, d = attn[j], widths[j]
+            for r, s in itertools.combinations(range(a), 2):
+                for shift, source in ((0, K), (a * d, Q)):  # δQ = N K, then δK = N Q
+                    row = {}
+                    start = offsets[j] + shift
+                    for k in range(d):  # N source: row r is source[s], row s is −source[r]
+                        row[start + r * d + k] = source[s][k]
+                        row[start + s * d + k] = -source[r][k]
+                    rows.append(row)
+    attention_read = not (normalized and t == 1)
+    if "unread" in wanted and l > 1:
+        rows = out.setdefault("unread", [])
+        bound = _read_bounds(widths, attn, attention_read)
+        read = [[1 if c == r else 0 for c in range(widths[l])] for r in range(widths[l])]
+        for i in range(l - 1, 0, -1):  # read becomes Rd_i, read by layer i + 1 = mats[i]
+            Qn, Kn, Vn = mats[i]
+            read = (Qn + Kn if attention_read else []) + _matmul(read, Vn)
+            d_i, d_prev = widths[i], widths[i - 1]
+            start = offsets[i - 1] + 2 * attn[i - 1] * d_prev
+            for z in _kernel_vectors(read, d_i, bound[i]):
+                for c in range(d_prev):  # δV_i = z e_cᵀ: column c of V_i moves by z
+                    rows.append({start + r * d_prev + c: z[r] for r in range(d_i) if z[r]})
+    if "unused" in wanted and l > 1:
+        rows = out.setdefault("unused", [])
+        L = mats[0][2]
+        for i in range(1, l):  # L is L_i; layer i + 1 = mats[i] reads it
+            narrowest = min(widths[: i + 1])
+            d_i = widths[i]
+            for z in _kernel_vectors([list(col) for col in zip(*L, strict=True)], d_i, narrowest):
+                unit_rows(rows, offsets[i], attn[i], d_i, z)  # δQ_{i+1} = e_r zᵀ
+                unit_rows(rows, offsets[i] + attn[i] * d_i, attn[i], d_i, z)  # δK_{i+1}
+                unit_rows(rows, offsets[i] + 2 * attn[i] * d_i, widths[i + 1], d_i, z)  # δV
+            L = _matmul(mats[i][2], L)
+    if "one token" in wanted and normalized and t == 1:
+        rows = out.setdefault("one token", [])
+        for j in range(l):
+            for k in range(2 * attn[j] * widths[j]):  # every entry of Q_j and of K_j
+                rows.append({offsets[j] + k: 1})
+    return P, out
+
+
+def _families(families: Sequence[str] | None) -> tuple[str, ...]:
+    """Checked family names (default: all of :data:`FIBER_FAMILIES`)."""
+    if families is None:
+        return FIBER_FAMILIES
+    if isinstance(families, str) or not isinstance(families, Sequence):
+        raise TypeError(f"families must be a sequence of names from {FIBER_FAMILIES}")
+    for f in families:
+        if f not in FIBER_FAMILIES:
+            raise ValueError(f"unknown fiber family {f!r}; the families are {FIBER_FAMILIES}")
+    return tuple(families)
+
+
+def _fiber_generators(
+    widths: tuple[int, ...],
+    attn: tuple[int, ...],
+    t: int,
+    normalizer: str | None,
+    families: Sequence[str] | None,
+) -> Any:
+    """``generators(params)``: the symmetries' tangents, then the chosen fiber families."""
+    n = len(attn)
+
+    def generators(params: Sequence[Any]) -> NDArray[np.object_]:
+        layers = [
+            tuple(np.asarray(M).astype(np.int64) for M in params[3 * i : 3 * i + 3])
+            for i in range(n)
+        ]
+        known = symmetry_generators(layers, normalizer).astype(object)
+        if families is not None and not families:
+            return known
+        extra = extra_fiber_directions(layers, t, normalizer=normalizer, families=families)
+        return np.concatenate([known, extra]) if extra.shape[0] else known
+
+    return generators
+
+
+def _fiber_rows(
+    widths: tuple[int, ...], attn: tuple[int, ...], t: int, normalizer: str | None, seed: int
+) -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]]]:
+    """At a random integer point: the symmetries' tangents and each family's rows, mod ``p``."""
+    p = _modp.DEFAULT_PRIME
+    rng = np.random.default_rng(_checks.seed(seed))
+    shapes = [s for layer in _checks.layer_shapes(widths, attn) for s in layer]
+    point = [rng.integers(0, p, size=s) for s in shapes]
+    layers = [tuple(point[3 * i : 3 * i + 3]) for i in range(len(attn))]
+    sym = np.mod(symmetry_generators(layers, normalizer), p).astype(np.float64)
+    P, sparse = _family_rows(layers, t, normalizer, FIBER_FAMILIES)
+    rows = {}
+    for f, family in sparse.items():
+        if family:
+            R = np.zeros((len(family), P))
+            for k, row in enumerate(family):
+                for c, x in row.items():
+                    R[k, c] = x % p  # exact Python integers, reduced
+            rows[f] = R
+    return sym, rows
+
+
+def _stacked_rank(blocks: Sequence[NDArray[np.float64]]) -> int:
+    """The rank modulo the prime of residue blocks stacked on each other (small: flint)."""
+    blocks = [b for b in blocks if b.shape[0]]
+    if not blocks:
+        return 0
+    M = np.concatenate(blocks).astype(np.int64)
+    return int(flint.nmod_mat(*M.shape, M.ravel().tolist(), _modp.DEFAULT_PRIME).rank())
+
+
+class FiberBounds(NamedTuple):
+    """Upper bounds with and without the fiber families (what :func:`needed_fiber_families`
+    returns)."""
+
+    symmetries: int
+    """``P`` minus the rank of the symmetries' tangents alone."""
+    families: int
+    """``P`` minus the rank of the symmetries' tangents and every family's directions."""
+    needed: tuple[str, ...]
+    """The families without which the second bound would be higher (see the function)."""
+
+
+def needed_fiber_families(
+    widths: Sequence[int],
+    attn: Sequence[int],
+    t: int = 3,
+    normalizer: str | None = None,
+    *,
+    seed: int = 0,
+) -> FiberBounds:
+    """Which of the fiber families the upper bound needs, at one random integer point.
+
+    The tangents of the symmetries (those that survive the normalizer, if any) and of each
+    family of :func:`extra_fiber_directions`, ranked modulo a prime, in combinations: cheap, no
+    Jacobian (:func:`exact_dimension` computes the bound with every family next to a lower
+    one). Explained in :doc:`/book/notes/widening`: the atlas says for each entry which
+    families closed its bounds.
+
+    Parameters
+    ----------
+    widths, attn : sequence of int
+    t : int
+    normalizer : str, optional
+    seed : int
+        Seeds the point.
+
+    Returns
+    -------
+    FiberBounds
+        A named tuple: ``symmetries``, ``P`` minus the rank of the symmetries' tangents alone;
+        ``families``, ``P`` minus the rank of those and of every family's directions (both upper
+        bounds on the dimension: the rank at this point is at most the generic rank); and
+        ``needed``, empty when the symmetries alone give the second bound, otherwise the
+        families without which it would be higher, or, where none is indispensable on its own
+        (two families overlap), every family that lowers the symmetries' bound by itself.
+
+    Examples
+    --------
+    >>> needed_fiber_families((5, 4, 1), (2, 1))
+    FiberBounds(symmetries=29, families=28, needed=('unread',))
+    >>> needed_fiber_families((2, 3, 2), (2, 1))  # the unused directions give the dimension 9
+    FiberBounds(symmetries=10, families=9, needed=('unused',))
+    """
+    w, a = _checks.architecture(widths, attn)
+    t = _checks.tokens(t)
+    _normalizer(normalizer)
+    sym, rows = _fiber_rows(w, a, t, normalizer, seed)
+    P = parameter_count(w, a)
+    base = _stacked_rank([sym])
+    with_one = {f: _stacked_rank([sym, rows[f]]) for f in rows}
+    helping = [f for f in rows if with_one[f] > base]
+    if len(helping) <= 1:
+        best = with_one[helping[0]] if helping else base
+        return FiberBounds(P - base, P - best, tuple(helping))
+    best = _stacked_rank([sym] + [rows[f] for f in helping])
+    needed = [
+        f for f in helping if _stacked_rank([sym] + [rows[g] for g in helping if g != f]) < best
+    ]
+    return FiberBounds(P - base, P - best, tuple(needed or helping))
 
 
 def exact_dimension(
@@ -312,6 +580,7 @@ def exact_dimension(
     normalizer: str | None = None,
     *,
     beyond_symmetries: bool = False,
+    families: Sequence[str] | None = None,
     seed: int = 0,
     n_inputs: int | None = None,
 ) -> ExactRank:
@@ -337,6 +606,8 @@ def exact_dimension(
         whose outputs carry less information per input still get a tight lower bound); if the
         bounds do not meet, the engine's own rounds of inputs are tried too and the better
         bounds kept.
+    families : sequence of str, optional
+        With ``beyond_symmetries``: only these of :data:`FIBER_FAMILIES` (default: all).
     seed : int
         Seeds the point, the inputs and the compression.
     n_inputs : int, optional
@@ -350,18 +621,13 @@ def exact_dimension(
     w, a = _checks.architecture(widths, attn)
     t = _checks.tokens(t)
     param = network_parametrization(w, a, t, normalizer)
-    if _checks.flag(beyond_symmetries, "beyond_symmetries"):
-        n = len(a)
-
-        def generators(params: Sequence[Any]) -> NDArray[np.object_]:
-            layers = [
-                tuple(np.asarray(M).astype(np.int64) for M in params[3 * i : 3 * i + 3])
-                for i in range(n)
-            ]
-            known = symmetry_generators(layers, normalizer).astype(object)
-            extra = extra_fiber_directions(layers, t, normalizer=normalizer)
-            return np.concatenate([known, extra]) if extra.shape[0] else known
-
+    beyond = _checks.flag(beyond_symmetries, "beyond_symmetries")
+    if families is not None and not beyond:
+        raise ValueError("families selects extra fiber directions: pass beyond_symmetries=True")
+    if beyond:
+        generators = _fiber_generators(
+            w, a, t, normalizer, None if families is None else _families(families)
+        )
         param = replace(
             param, name=param.name + " (with extra fiber directions)", generators=generators
         )

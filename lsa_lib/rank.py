@@ -188,6 +188,9 @@ class ExactRank:
         How the lower bound is proven: a rank modulo ``prime``, a minor whose determinant's
         ball excludes zero (non-polynomial maps, at a float point on float inputs), or an exact
         rank over the rationals (a given matrix).
+    reading : FloatRank or None
+        For a ``"ball"`` lower bound, the float reading of the Jacobian that chose its minor
+        (at the same point, on the same inputs); None otherwise.
     """
 
     lower: int
@@ -196,6 +199,7 @@ class ExactRank:
     prime: int | None
     n_inputs: int | None = None
     lower_by: str = "mod p"
+    reading: FloatRank | None = field(default=None, repr=False, compare=False)
 
     @property
     def certified(self) -> bool:
@@ -468,16 +472,29 @@ def _generator_matrix(param: Parametrization, point: list[np.ndarray], p: int) -
         return np.zeros((0, P))
     # integer arrays in, so that the generators come back as exact integers
     gens = param.generators([np.asarray(x).astype(np.int64) for x in point])
-    if isinstance(gens, np.ndarray) and gens.ndim == 2 and gens.dtype != object:
-        rows = list(gens)
+    if isinstance(gens, np.ndarray) and gens.ndim == 2:
+        rows = list(gens)  # an object array's rows keep their Python integers
     else:
-        rows = [np.concatenate([np.asarray(b).reshape(-1) for b in g]) for g in gens]
+        rows = [_exact_concat(g) for g in gens]
     for r in rows:
         if r.shape != (P,):
             raise ValueError(f"a generator has {r.size} entries, expected P = {P}")
     if not rows:
         return np.zeros((0, P))
     return np.stack([_modp.as_residues(r, p, "generators") for r in rows])
+
+
+def _exact_concat(blocks: Sequence[Any]) -> np.ndarray:
+    """One generator's blocks as one flat integer row, without a detour through float64.
+
+    numpy promotes int64 beside uint64 (or beside the int64 array of a large Python integer)
+    to float64, which rounds integers above 2**53; object arrays keep them exact.
+    """
+    arrays = [np.asarray(b).reshape(-1) for b in blocks]
+    kinds = {a.dtype.kind for a in arrays}
+    if "O" in kinds or ("u" in kinds and "i" in kinds):
+        arrays = [a.astype(object) for a in arrays]
+    return np.concatenate(arrays)
 
 
 def _orbit_rank(G: np.ndarray, shapes: Sequence[tuple[int, ...]], p: int) -> int:
@@ -586,20 +603,41 @@ def _certify(
 _BALL_PRECISIONS = (128, 256, 512)
 
 
+def _leading_inputs(J: NDArray[np.float64], out: int, r: int) -> int:
+    """The fewest leading inputs whose rows of ``J`` (``out`` per input) reach float rank ``r``.
+
+    Each input of the minor costs one forward pass in ball arithmetic, so the minor's rows are
+    chosen among as few inputs as the float reading allows (all of them if none fewer does).
+    """
+    n = J.shape[0] // out
+    m = max(1, -(-r // out))
+    while m < n:
+        sub = J[: m * out]
+        s = np.linalg.svd(sub, compute_uv=False)
+        reading = _read(s, sub.shape, "float64", GAP_MIN, strict=False)
+        if reading.trusted and reading.rank >= r:
+            return m
+        m += max(1, m // 4)
+    return n
+
+
 def _ball_lower(
     param: Parametrization, point: list[NDArray[np.float64]], X: NDArray[np.float64], J: Any, r: int
 ) -> int:
     """A rank proven by ball arithmetic: the size of a minor whose determinant excludes zero.
 
-    The float Jacobian ``J`` (at ``point`` on inputs ``X``) only *chooses* ``r`` columns and
-    ``r`` rows (pivoted Gram–Schmidt); the entries of that minor are recomputed in ball
+    The float Jacobian ``J`` (at ``point`` on inputs ``X``) only *chooses* ``r`` columns
+    (pivoted Gram–Schmidt) and ``r`` rows (partial pivoting, among the fewest leading inputs
+    that reach rank ``r`` in float64: :func:`_leading_inputs`); the entries of that minor are
+    recomputed in ball
     arithmetic from the exact float inputs, so round-off in ``J`` cannot affect the proof. If
     the full minor's ball contains zero at every precision tried, leading minors of the chosen
     order are tried, largest first (any one that excludes zero proves its size).
     """
     cols = _ball.pivots(J, r)
-    rows = _ball.pivot_rows(J[:, cols])
     out = _outputs_per_input(param)
+    m = _leading_inputs(J[:, cols], out, r)
+    rows = _ball.pivot_rows(J[: m * out, cols])
     entries: dict[int, list[Any]] = {}
     old = flint.ctx.prec
     try:
@@ -636,9 +674,10 @@ def _ball_certify(
         X = rng.standard_normal((n, *param.input_shape))
         J = float_jacobian(param, point, X)
         s = _singular_values(J)
-    r = min(_read(s, J.shape, "float64", GAP_MIN, strict=False).rank, upper)
+    reading = _read(s, J.shape, "float64", GAP_MIN, strict=False, n=int(X.shape[0]))
+    r = min(reading.rank, upper)
     lower = _ball_lower(param, point, X, J, r) if r > 0 else 0
-    return ExactRank(int(lower), int(upper), P, p, int(X.shape[0]), "ball")
+    return ExactRank(int(lower), int(upper), P, p, int(X.shape[0]), "ball", reading)
 
 
 def _exact_matrix_rank(M: Any) -> ExactRank:

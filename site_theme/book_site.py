@@ -24,11 +24,15 @@
 * ``{theorem-index}``: a directive listing every theorem, definition, proposition and
   conjecture of the book with its number, title and chapter (the readable counterpart of the
   proof domain's index, which lists raw labels and is therefore not built).
+* ``_static/labels.json``: every label (theorem-like boxes and targets) with the address of
+  the page and anchor that hold it, relative to the site's root, for pages that link by label
+  in JavaScript (the atlas), so that their links follow text that moves between pages.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 from pathlib import Path
@@ -343,6 +347,31 @@ def _reading_order(env: Any) -> list[str]:
     return out
 
 
+# ----------------------------------------------------------------------------------------
+# the label map
+# ----------------------------------------------------------------------------------------
+
+
+def _write_label_map(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    env, uri = app.env, app.builder.get_target_uri
+    labels = {
+        name: f"{uri(doc)}#{anchor}"
+        for name, (doc, anchor, _) in env.domaindata["std"]["labels"].items()
+        if anchor and doc in env.all_docs
+    }
+    for name, e in getattr(env, "book_proof_titles", {}).items():
+        labels[name] = f"{uri(e['docname'])}#{e['id']}"
+    static = Path(app.outdir) / "_static"
+    static.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(labels, sort_keys=True) + "\n"
+    (static / "labels.json").write_text(text, encoding="utf-8")
+    # its .js twin, for a page opened from the file system (book.js: loadBookData)
+    twin = book_site_html.data_script("labels.json", text)
+    (static / "labels.js").write_text(twin, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value(
         "book_description",
@@ -362,6 +391,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-purge-doc", _purge)
     app.connect("env-merge-info", _merge)
     app.connect("doctree-resolved", _fill_theorem_index)
+    app.connect("build-finished", _write_label_map)
     app.add_css_file("book.css")
     app.add_js_file("book.js", loading_method="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

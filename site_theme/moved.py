@@ -29,6 +29,7 @@ from sphinx.application import Sphinx
 HERE = Path(__file__).resolve().parent
 ANCHORS = HERE / "moved_anchors.json"
 _ID = re.compile(r'\sid="([^"]+)"')
+_STUB_MARK = '<meta name="robots" content="noindex">'
 
 _SCRIPT = """<script>
 (function () {{
@@ -42,6 +43,7 @@ _STUB = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<meta name="description" content="This page of the book has moved; the links below lead to its content.">
 <title>Moved: {title}</title>
 <script>
 (function () {{
@@ -64,23 +66,32 @@ def _read() -> dict[str, Any]:
     return json.loads(ANCHORS.read_text(encoding="utf-8"))
 
 
-def _ids_by_page(outdir: Path) -> dict[str, set[str]]:
-    """Every ``id`` of every built HTML page (relative path without ``.html``)."""
+def _ids_by_page(outdir: Path, docs: set[str] | None = None) -> dict[str, set[str]]:
+    """Every ``id`` of every built page (relative path without ``.html``).
+
+    Only the book's current documents count (``docs``; by default every HTML file that is not
+    a stub of this extension), so that a stale file of a retired page holds nothing.
+    """
     out = {}
     for path in outdir.rglob("*.html"):
         rel = path.relative_to(outdir).with_suffix("").as_posix()
         if rel.startswith(("_", "genindex", "search", "py-modindex")):
             continue
-        out[rel] = set(_ID.findall(path.read_text(encoding="utf-8", errors="replace")))
+        if docs is not None and rel not in docs:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if docs is None and _STUB_MARK in text:
+            continue
+        out[rel] = set(_ID.findall(text))
     return out
 
 
-def moved_map(outdir: Path | str) -> dict[str, dict[str, str | None]]:
+def moved_map(outdir: Path | str, docs: set[str] | None = None) -> dict[str, dict[str, str | None]]:
     """Old page → {old anchor → the page#anchor that holds it now, or None if none does}."""
     outdir = Path(outdir)
     data = _read()
     aliases = data.get("aliases", {})
-    ids = _ids_by_page(outdir)
+    ids = _ids_by_page(outdir, docs)
     home: dict[str, str] = {}
     for page, page_ids in sorted(ids.items()):
         for i in page_ids:
@@ -109,7 +120,8 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
         return
     outdir = Path(app.outdir)
     titles = {doc: title.astext() for doc, title in app.env.titles.items()}
-    for old, anchors in moved_map(outdir).items():
+    docs = set(app.env.all_docs)
+    for old, anchors in moved_map(outdir, docs).items():
         moved = {
             a: _relative(t, old)
             for a, t in anchors.items()
@@ -117,7 +129,7 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
         }
         data = json.dumps(moved, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
         path = outdir / f"{old}.html"
-        if path.exists():
+        if old in docs:
             if moved:
                 text = path.read_text(encoding="utf-8")
                 text = text.replace("</body>", _SCRIPT.format(data=data) + "\n</body>", 1)

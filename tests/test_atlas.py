@@ -3,10 +3,13 @@
 Every entry is checked against the closed forms, computed here from the formulas themselves
 (not read from the data or from the library): the parameter count, the hypotheses of the
 dimension formulas, the formula's value, and — where the formula applies — that the certified
-dimension is exact and equal to it. A random sample of entries, different on every run, is
-certified again with a fresh random seed (through the script's library-calling functions), and
-the new bounds must agree with the stored ones. Every softmax estimate must lie within the
-stored softmax bounds (ball arithmetic and symmetries), which another sample certifies again.
+dimension is exact and equal to it. Every lightning entry must be certified, and every softmax
+entry certified or given a reason. A random sample of entries, different on every run, is
+certified again with a fresh random seed and the fiber families (through the script's
+library-calling functions), and the new bounds must meet at the stored value. Every softmax
+estimate must lie within the stored softmax bounds (ball arithmetic and the surviving fiber
+directions), which another sample certifies again. The labels the page links must exist in the
+book, and the rules it names must be the library's.
 """
 
 from __future__ import annotations
@@ -57,7 +60,10 @@ def hypotheses_hold(w, a):
     l = len(a)
     if l == 1:
         return True
-    if any(w[i] < w[i + 1] for i in range(l - 1)) or any(a[i] == 1 for i in range(l - 1)):
+    if any(w[i] < w[i + 1] for i in range(l - 1)):
+        return False
+    # a token collapse (a_i = 1) hurts only a later layer with antisymmetric directions (a_j ≥ 2)
+    if any(a[i] == 1 and any(x >= 2 for x in a[i + 1 :]) for i in range(l - 1)):
         return False
     r = [min(a[j], w[j]) for j in range(l)]
     for i in range(1, l):
@@ -116,6 +122,68 @@ def test_every_entry_against_the_closed_forms():
     assert agree > 1000  # the formula applies to a good part of the grid
 
 
+def test_every_lightning_entry_is_certified():
+    """The fiber families close every lightning bound of the grid."""
+    open_entries = [(w, a) for (w, a), e in ENTRIES.items() if e["lower"] != e["upper"]]
+    assert not open_entries, f"{len(open_entries)} open, e.g. {open_entries[:5]}"
+
+
+def test_every_softmax_entry_is_certified_or_says_why():
+    reasons = set(INDEX["open_reasons"])
+    for (w, a), e in ENTRIES.items():
+        met = e["softmax_lower"] == e["softmax_upper"]
+        assert (e["softmax_open"] is None) == met, (w, a, e["softmax_open"])
+        assert met or e["softmax_open"] in reasons, (w, a)
+        assert 1 <= e["softmax_points"] <= INDEX["softmax_points"]
+        assert met or e["softmax_points"] == INDEX["softmax_points"]  # every point was tried
+
+
+def test_families_and_rules_are_the_librarys():
+    from lsa_lib.dimension import FIBER_FAMILIES
+    from lsa_lib.rules import RULES
+
+    assert [f["name"] for f in INDEX["families"]] == list(FIBER_FAMILIES)
+    atlas_rules = [r for r in RULES if r.model in ("lightning", "softmax")]
+    assert [r["name"] for r in INDEX["rules"]] == [r.name for r in atlas_rules]
+    assert [r["label"] for r in INDEX["rules"]] == [r.label for r in atlas_rules]
+    by_name = {r.name: r for r in atlas_rules}
+    for (w, a), e in ENTRIES.items():
+        case = {"widths": w, "attn": a, "t": 3}
+        for column, model in (("rules", "lightning"), ("softmax_rules", "softmax")):
+            expected = [r.name for r in atlas_rules if r.model == model and r.in_domain(**case)]
+            assert e[column] == expected, (w, a, column)
+            for name in e[column]:  # a rule that covers a certified entry gives its value
+                lo = "lower" if model == "lightning" else "softmax_lower"
+                up = "upper" if model == "lightning" else "softmax_upper"
+                if e[lo] == e[up]:
+                    assert by_name[name].formula(**case) == e[lo], (w, a, name)
+        assert set(e["families"]) <= set(FIBER_FAMILIES)
+        assert "collapse" not in e["softmax_families"]  # no symmetry of the softmax network
+
+
+def test_counts_in_the_index():
+    for depth, c in INDEX["counts"].items():
+        mine = [e for (_, a), e in ENTRIES.items() if len(a) == int(depth)]
+        assert c["entries"] == len(mine)
+        assert c["lightning"] == sum(e["lower"] == e["upper"] for e in mine)
+        assert c["softmax"] == sum(e["softmax_lower"] == e["softmax_upper"] for e in mine)
+
+
+def test_every_label_the_page_links_is_in_the_book():
+    """Labels, not page paths: each must be a box's label or a target somewhere in the book."""
+    text = ""
+    for path in (ROOT / "book").rglob("*"):
+        if path.suffix in (".md", ".ipynb"):
+            text += path.read_text(encoding="utf-8")
+    labels = [lb for lb, _ in INDEX["links"].values()]
+    labels += [f["label"] for f in INDEX["families"]] + [r["label"] for r in INDEX["rules"]]
+    missing = [lb for lb in labels if f":label: {lb}" not in text and f"({lb})=" not in text]
+    assert not missing, missing
+    page = (ROOT / "book" / "atlas.md").read_text(encoding="utf-8")
+    cited = [lb for lb, _ in INDEX["links"].values()] + [f["label"] for f in INDEX["families"]]
+    assert all(f"`{lb}`" in page for lb in cited)  # {prf:ref}: the build fails if one goes
+
+
 def test_a_random_sample_certifies_again():
     """A new sample on every run, certified again with a new seed; the seed is in the message."""
     seed = random.SystemRandom().randrange(2**32)
@@ -130,12 +198,11 @@ def test_a_random_sample_certifies_again():
         stored = ENTRIES[(w, a)]
         fresh = compute_entry(w, a, softmax=False, seed=rng.randrange(1, 10**6))
         label = f"widths {w}, attn {a} (sample seed {seed})"
-        for key in ("P", "formula", "formula_rhs", "failed", "softmax_formula"):
+        for key in ("P", "formula", "formula_rhs", "failed", "softmax_formula", "rules"):
             assert fresh[key] == stored[key], f"{label}: {key}"
-        # both pairs of bounds are certified, so the intervals must overlap
-        assert fresh["lower"] <= stored["upper"] and stored["lower"] <= fresh["upper"], label
-        if stored["lower"] == stored["upper"]:
-            assert fresh["lower"] <= stored["lower"] <= fresh["upper"], label
+        # both pairs of bounds are certified: with the fiber families they meet again, there
+        assert fresh["lower"] == fresh["upper"] == stored["lower"] == stored["upper"], label
+        assert fresh["families"] == stored["families"], label
 
 
 def test_softmax_estimates_lie_within_the_certified_bounds():

@@ -112,8 +112,9 @@ def test_public_names_are_few_and_unique():
     # metric tensor, holonomy) and + 3 for lsa_lib.invariants (chapter 5); + 3 for chapter 2 (the
     # fiber results FiberReading, FiberCertificate that print the fiber, and plot_fiber_sketch);
     # + 2 for the research notes (affine_metric_parametrization and moves_possible, moved out of
-    # chapter 7's notebook into the library)
-    assert len(names) <= 105
+    # chapter 7's notebook into the library); + 2 for the research note on widening layers
+    # (FIBER_FAMILIES, the fiber families' names, and needed_fiber_families, which the atlas uses)
+    assert len(names) <= 107
 
 
 MENTION = re.compile(r"lsa_lib(?:\.[A-Za-z_]\w*)+")

@@ -369,3 +369,20 @@ def test_orbit_rank_matches_the_dense_rank(widths: tuple, attn: tuple) -> None:
     point = [rng.integers(0, P_PRIME, size=s).astype(np.float64) for s in param.shapes]
     G = _generator_matrix(param, point, P_PRIME)
     assert _orbit_rank(G, param.shapes, P_PRIME) == _modp.rank_mod_p(G, P_PRIME)
+
+
+def test_generators_with_integers_beyond_int64_stay_exact():
+    """Large tangents (int64 beside uint64 entries) are reduced mod p without float rounding.
+
+    At this architecture some fiber directions of the upper bound hold integers above 2**63;
+    numpy would promote their blocks to float64 and the certificate would refuse them.
+    """
+    from lsa_lib.dimension import exact_dimension
+    from lsa_lib.rank import _exact_concat
+
+    row = _exact_concat([np.array([-3], dtype=np.int64), np.array([2**63 + 5], dtype=np.uint64)])
+    assert row.dtype == object and list(row) == [-3, 2**63 + 5]
+    from lsa_lib.dimension import float_dimension
+
+    cert = exact_dimension((1, 6, 6, 6, 6), (4, 3, 5, 1), 1, beyond_symmetries=True)
+    assert cert.certified and cert.rank == float_dimension((1, 6, 6, 6, 6), (4, 3, 5, 1), 1).rank

@@ -14,6 +14,10 @@
   const dataUrl = root.dataset.src || "../_static/atlas/";
   const files = new Map(); // file name -> Promise of its rows
   let index = null;
+  // label -> address from the site's root (written by the site at build time); the page links
+  // the book by label, so that its links follow text that moves between pages
+  let labels = {};
+  const rootUrl = dataUrl.replace(/_static\/atlas\/?$/, "");
   const state = { widths: [3, 3, 3], attn: [2, 2] };
 
   const el = (tag, attrs = {}, ...children) => {
@@ -136,11 +140,66 @@
     ];
   }
 
+  // a link to the box or section with this label (plain text if the site has no such label)
+  function labelLink(label, text, id, title) {
+    const attrs = { ...(id ? { id } : {}), ...(title ? { title } : {}) };
+    if (!labels[label]) return el("span", { ...attrs, text });
+    return el("a", { ...attrs, href: rootUrl + labels[label], text });
+  }
+  const link = (key, id) => labelLink(index.links[key][0], index.links[key][1], id);
+  // "a, b and c" from nodes
+  function listOf(nodes) {
+    const out = [];
+    nodes.forEach((n, i) => {
+      if (i > 0) out.push(i === nodes.length - 1 ? " and " : ", ");
+      out.push(n);
+    });
+    return out;
+  }
+  function ruleLinks(indices) {
+    return listOf(
+      indices.map((k) => {
+        const rule = index.rules[k];
+        const words = rule.status ? ` (${rule.status})` : "";
+        return el("span", {}, "the rule ", labelLink(rule.label, `“${rule.name}”`, null, rule.statement), words);
+      })
+    );
+  }
+  function familyLinks(indices) {
+    return listOf(indices.map((k) => labelLink(index.families[k].label, index.families[k].text)));
+  }
+  // How a certified or open pair of bounds is known, in words, with its links.
+  function howKnown(id, lower, upper, families, rules, softmax) {
+    const box = el("div", { class: "atlas-note", id });
+    if (lower === upper) {
+      box.append(
+        "Known by the certificate: its lower bound (",
+        softmax ? "a Jacobian minor proven non-zero in ball arithmetic" : "an exact rank modulo a prime",
+        ") meets its upper bound, P minus the rank of the known fiber directions: ",
+        softmax ? "the symmetries that survive the softmax" : "the three symmetries",
+        ...(families.length ? [", and ", ...familyLinks(families)] : [" (no further family was needed)"]),
+        " (",
+        link(softmax ? "ball" : "certificate"),
+        "). "
+      );
+      if (rules.length)
+        box.append("The same value is given by ", ...ruleLinks(rules), rules.length > 1 ? " on their stated domains." : " on its stated domain.");
+      else box.append("No rule of the book covers this architecture: the certificate alone gives its dimension.");
+    } else {
+      box.append(
+        "Open: the certified bounds do not meet. The upper bound uses the ",
+        softmax ? "symmetries that survive the softmax" : "three symmetries",
+        ...(families.length ? [" and ", ...familyLinks(families)] : []),
+        ". "
+      );
+    }
+    return box;
+  }
+
   function render(key, r) {
     const c = Object.fromEntries(index.columns.map((name, i) => [name, r[i]]));
     c.failed = c.failed.map(decode);
     c.softmax_failed = c.softmax_failed.map(decode);
-    c.source = decode(c.source);
     const depth = state.attn.length;
     const rows = [];
     rows.push(
@@ -154,12 +213,12 @@
 
     const formula = el("div");
     if (c.formula !== null) {
-      formula.append(num("atlas-formula", c.formula), ` — ${c.source}`);
+      formula.append(num("atlas-formula", c.formula), " — ", ...ruleLinks(c.rules), ".");
     } else {
       formula.append(
-        el("span", { class: "atlas-fails", text: "No formula applies: a hypothesis fails." }),
+        el("span", { class: "atlas-fails", text: "The general-width formula does not apply: a hypothesis fails." }),
         el("ul", { id: "atlas-failed" }, ...c.failed.map((f) => el("li", { text: f }))),
-        el("span", {}, "Its right-hand side would give ", num("atlas-rhs", c.formula_rhs), ".")
+        el("span", {}, "Its right-hand side would give ", num("atlas-rhs", c.formula_rhs), " (", link("hypotheses"), ").")
       );
     }
     rows.push(row("Dimension formula", "atlas-formula-cell", formula));
@@ -184,24 +243,29 @@
         el("div", { class: "atlas-note" }, "Redundancy: a generic fiber has dimension P − dim = ", num("atlas-fiber", c.P - c.lower), ".")
       );
     }
+    cert.append(howKnown("atlas-known", c.lower, c.upper, c.families, c.rules, false));
     rows.push(row("Certified dimension (lightning)", "atlas-certified-cell", cert));
 
     const sm = el("div");
     if (c.softmax_formula !== null) {
-      sm.append("Formula (one more per layer): ", num("atlas-softmax-formula", c.softmax_formula), ".");
+      sm.append("Formula (one more per layer): ", num("atlas-softmax-formula", c.softmax_formula));
+      sm.append(...(c.softmax_rules.length ? [" — ", ...ruleLinks(c.softmax_rules)] : []), ".");
     } else {
-      sm.append(el("span", { text: "Not covered by a formula: " + c.softmax_failed.join("; ") + "." }));
+      sm.append(el("span", { text: "The formula plus l does not apply: " + c.softmax_failed.join("; ") + "." }));
     }
     sm.append(el("br"));
     if (c.softmax_lower !== null && c.softmax_lower !== undefined) {
       sm.append(
         ...bounds("atlas-softmax", c.softmax_lower, c.softmax_upper, {
           metLead: "Dimension: ",
-          met: " certified: lower bound (a Jacobian minor proven non-zero in ball arithmetic) = upper bound (P minus the surviving symmetries).",
+          met: " certified: lower bound = upper bound.",
           openLead: "Certified: ",
           open: " (the bounds do not meet).",
         })
       );
+      sm.append(howKnown("atlas-softmax-known", c.softmax_lower, c.softmax_upper, c.softmax_families || [], c.softmax_rules, true));
+      if (c.softmax_open)
+        sm.lastChild.append(index.open_reasons[c.softmax_open], " (", link("softmax-open"), ")");
       if (c.softmax_formula !== null && c.softmax_lower === c.softmax_upper && c.softmax_formula !== c.softmax_lower)
         sm.append(
           el("div", {
@@ -216,7 +280,7 @@
       sm.append(
         "Float64 estimate: ",
         num("atlas-softmax-rank", c.softmax_rank),
-        ` (singular-value gap ${fmtGap(c.softmax_gap)}, best of ${index.softmax_points || 1} points).`
+        ` (singular-value gap ${fmtGap(c.softmax_gap)}, ${c.softmax_points > 1 ? `best of ${c.softmax_points} points` : "at the certificate's point"}).`
       );
       if (c.softmax_formula !== null && c.softmax_formula !== c.softmax_rank)
         sm.append(
@@ -233,13 +297,32 @@
     }
     rows.push(row("Softmax network", "atlas-softmax-cell", sm));
 
-    const [href, title] = index.chapters[c.chapter];
-    const links = el("div", {}, el("a", { href, id: "atlas-chapter", text: title }));
-    const [shref, stitle] = index.chapters.softmax;
-    if (depth >= 2) links.append(" · softmax: ", el("a", { href: shref, text: stitle }));
+    const main = c.rules.length ? index.rules[c.rules[0]] : null;
+    const links = el(
+      "div",
+      {},
+      main ? labelLink(main.label, `the rule “${main.name}”`, "atlas-chapter") : link("hypotheses", "atlas-chapter"),
+      " · ",
+      link("certificate"),
+      " · ",
+      link("atlas")
+    );
+    if (depth >= 2) links.append(" · softmax: ", link("softmax"));
     rows.push(row("Explained in", "atlas-chapter-cell", links));
 
     result.replaceChildren(el("table", { class: "atlas-table", "data-key": key }, el("tbody", {}, ...rows)));
+  }
+
+  // the certified entries per depth, under the page's explanation (from the index)
+  function renderCounts() {
+    const box = document.getElementById("atlas-counts");
+    if (!box || !index.counts) return;
+    const head = el("tr", {}, ...["Layers", "Entries", "Lightning certified", "Softmax certified"].map((t) => el("th", { scope: "col", text: t })));
+    const body = Object.entries(index.counts).map(([depth, c]) =>
+      el("tr", {}, ...[depth, c.entries, c.lightning, c.softmax].map((v) => el("td", { text: String(v) })))
+    );
+    const caption = el("caption", { text: "Certified entries per depth" });
+    box.replaceChildren(el("table", { class: "atlas-counts-table" }, caption, el("thead", {}, head), el("tbody", {}, ...body)));
   }
 
   let serial = 0;
@@ -262,9 +345,12 @@
     }
   }
 
-  load("index.json")
-    .then((idx) => {
+  const labelMap = self.loadBookData(rootUrl + "_static/labels.json").catch(() => ({}));
+  Promise.all([load("index.json"), labelMap])
+    .then(([idx, map]) => {
       index = idx;
+      labels = map;
+      renderCounts();
       for (const d of Object.keys(index.grid))
         depthSel.append(el("option", { value: d, text: `${d} (sizes 1–${index.grid[d]})` }));
       readHash();
