@@ -13,7 +13,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JB_FLAGS := -W -n --keep-going --all
 
-.PHONY: book test setup lint unit durations site-check browser-check launch-check pdf clean atlas _part
+.PHONY: book test setup lint unit durations site-check browser-check launch-check pdf clean atlas site-bench _part
 
 $(STAMP): requirements.txt pyproject.toml package.json package-lock.json tools/ipython_kernel_config.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ $(STAMP): requirements.txt pyproject.toml package.json package-lock.json tools/i
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" > /dev/null
 	mkdir -p $(VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(VENV)/etc/ipython/
-	npm ci --no-audit --no-fund --silent
+	npm ci --omit=dev --no-audit --no-fund --silent
 	rm -rf _mathjax && mkdir -p _mathjax && cp -r node_modules/mathjax/es5 _mathjax/mathjax
 	touch $(STAMP)
 
@@ -30,6 +30,7 @@ setup: $(STAMP)
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
+	if command -v xelatex > /dev/null; then $(MAKE) pdf; else echo "No TeX: the site's PDF (book.pdf) was not built; see the README"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check lsa_lib tests benchmarks tools book _ext site_theme
@@ -56,9 +57,18 @@ site-check: $(STAMP) $(NOEXEC)
 	$(BIN)/jupyter-book build $(JB_FLAGS) --config $(NOEXEC) .
 
 # The PDF renders the committed (nbval-verified) outputs; needs Debian's TeX (see README).
+# It is part of the website (book.pdf, linked from every page): `make book` builds it, and the
+# site build copies it in when it exists; `make test` does not run LaTeX.
 pdf: $(STAMP) $(NOEXEC)
 	$(BIN)/jupyter-book build --all --builder pdflatex --config $(NOEXEC) .
+	test ! -d _build/html || cp _build/latex/book.pdf _build/html/book.pdf
 	@echo "PDF: _build/latex/book.pdf"
+
+# Weight, requests and Lighthouse scores of the built site (benchmarks/bench_site.py; needs
+# the devDependencies of package.json, i.e. Lighthouse).
+site-bench: $(STAMP)
+	npm ci --no-audit --no-fund --silent
+	$(BIN)/python benchmarks/bench_site.py --before benchmarks/results/site-before.json
 
 # Every page in headless Chromium, the pages shared by two workers (one browser each).
 browser-check: $(STAMP)

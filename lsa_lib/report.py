@@ -1,13 +1,17 @@
 """What the chapters show: tables with the values to assert, stable numbers, timings, widgets.
 
 Presentation only: no mathematics lives here (the relative difference is
-:func:`lsa_lib.tolerances.rel_diff`, the table of dimensions :func:`lsa_lib.dimension.dimension_table`). A chapter cell typically builds
-a :class:`Table` from a function of one case (an architecture, a size), prints it, and asserts
+:func:`lsa_lib.tolerances.rel_diff`, the table of dimensions
+:func:`lsa_lib.dimension.dimension_table`). A chapter cell typically builds a :class:`Table` from a function of one case (an architecture, a size), shows it, and asserts
 on its columns::
 
     tab = Table.of(row, cases)
-    print(tab)
+    display(tab)
     assert tab["rank"] == tab["expected"]
+
+``display(tab)`` (or ``tab`` as the cell's last line) shows an HTML table in a notebook and on
+the website, with the text form of ``print(tab)`` next to it for plain-text front ends (and
+for nbval, which compares both).
 
 Numbers are printed by :func:`fmt`, which keeps stored outputs stable: round-off-sized values
 as a bound, singular-value gaps by their order of magnitude. Explained in
@@ -16,6 +20,7 @@ as a bound, singular-value gaps by their order of magnitude. Explained in
 
 from __future__ import annotations
 
+import html
 import importlib
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -83,7 +88,10 @@ class Table:
     """Rows of named values: printed as a table, read back by column to assert on.
 
     Explained in :doc:`/book/01_lightning_map`. Columns whose name starts with ``_`` are kept
-    (for assertions) but not printed.
+    (for assertions) but not printed. ``str(table)`` (and ``print``) gives the text form,
+    columns right-aligned; in a notebook ``display(table)`` shows an HTML table with the same
+    cells (``_repr_html_``), one line per row, which scrolls sideways when it is wider than
+    the page.
 
     Parameters
     ----------
@@ -143,6 +151,18 @@ class Table:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        """The HTML form: the cells of the text form, escaped, in a scrolling frame."""
+        head, body = self._cells()
+        esc = html.escape
+        cells = "".join(f'<th scope="col">{esc(h)}</th>' for h in head)
+        rows = "".join("<tr>" + "".join(f"<td>{esc(x)}</td>" for x in r) + "</tr>" for r in body)
+        return (
+            '<div class="book-table-scroll" tabindex="0" role="region" aria-label="table">'
+            f'<table class="book-table"><thead><tr>{cells}</tr></thead>'
+            f"<tbody>{rows}</tbody></table></div>"
+        )
 
     def to_markdown(self) -> str:
         """The table as a Markdown pipe table (for ``IPython.display.Markdown``)."""

@@ -8,6 +8,19 @@
   into every page (a console error).
 * Inline code: long names get line-break opportunities after each dot and underscore, so
   that ``lsa_lib.dimension.certified_dimension_beyond_symmetries`` wraps on a phone.
+* Weight and speed, offline data, accessible names, print (``book_site_html``, run once the
+  site is written): inline SVG icons instead of FontAwesome, deferred scripts, lazily loaded
+  figures with their sizes, ``.js`` twins of the interactive pages' data for ``file://``.
+* MathJax: one file with exactly the parts the book uses (TeX input with the AMS macros,
+  CommonHTML output, hidden MathML for screen readers, lazy typesetting: a formula is typeset
+  when it comes near the screen, so long pages do not freeze), written from the npm copy.
+* Search: the theme's search tools and the search index load on the search page only (the
+  other pages' search box sends the reader there).
+* The PDF: the download menu of every page links the book's PDF (``book.pdf`` at the site's
+  root, built by ``make pdf``) instead of the browser's print dialog.
+* A meta description per page: the page's ``description`` field (front matter of a Markdown
+  page, top-level metadata of a notebook), else the start of its first paragraph.
+* Bibliography labels in the author–year form of the citations ("Henry et al. 2025").
 * ``{theorem-index}``: a directive listing every theorem, definition, proposition and
   conjecture of the book with its number, title and chapter (the readable counterpart of the
   proof domain's index, which lists raw labels and is therefore not built).
@@ -18,16 +31,24 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
+import book_site_bib
+import book_site_html
+import book_site_math
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 HERE = Path(__file__).resolve().parent
+# the interactive pages' data folders (in site_data/, copied to _static/)
+DATA_FOLDERS = ("atlas", "umbrella")
+PDF_NAME = "book.pdf"
 
 # ----------------------------------------------------------------------------------------
 # configuration
@@ -55,11 +76,33 @@ def _config_inited(app: Sphinx, config: Any) -> None:
     config.templates_path = [str(HERE / "templates"), *list(config.templates_path or [])]
     # The proof domain's own index lists raw labels; the book's theorem index replaces it.
     config.html_domain_indices = ["py-modindex"]
+    # MathJax: the book's own bundle (see book_site_math), lazy typesetting
+    config.mathjax_path = f"mathjax/{book_site_math.BUNDLE}"
+    config.mathjax3_config = book_site_math.config(config.mathjax3_config)
+    book_site_bib.register()
+    config.bibtex_default_style = book_site_bib.STYLE
 
 
 def _builder_inited(app: Sphinx) -> None:
-    # the theme's files, then the data the interactive pages fetch (written by `make atlas`)
+    # the theme's files, then the data the interactive pages read (written by `make atlas`)
     app.config.html_static_path.extend([str(HERE / "static"), str(HERE.parent / "site_data")])
+
+
+def _build_finished(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    outdir = Path(app.outdir)
+    book_site_math.write_bundle(outdir / "_static" / "mathjax")
+    book_site_html.finish(
+        outdir,
+        DATA_FOLDERS,
+        PDF_NAME,
+        math={"src": f"_static/{app.config.mathjax_path}", "config": app.config.mathjax3_config},
+    )
+    # the PDF, when `make pdf` has built it (the html build does not run LaTeX)
+    pdf = Path(app.outdir).parent / "latex" / PDF_NAME
+    if pdf.exists():
+        shutil.copyfile(pdf, outdir / PDF_NAME)
 
 
 # ----------------------------------------------------------------------------------------
@@ -95,9 +138,79 @@ def _break_after_dots(match: re.Match[str]) -> str:
     return match[1] + match[2].replace(".", ".<wbr>").replace("_", "_<wbr>") + match[3]
 
 
+def _pdf_button(app: Sphinx, context: dict) -> None:
+    """The download menu's ".pdf" entry: the book's PDF, not the print dialog."""
+    for group in context.get("header_buttons", []):
+        for k, button in enumerate(group.get("buttons", [])):
+            if button.get("label") == "download-pdf-button":
+                group["buttons"][k] = {
+                    "type": "link",
+                    "url": context["pathto"](PDF_NAME, 1),
+                    "text": "PDF of the book",
+                    "tooltip": "The whole book as a PDF",
+                    "icon": "fas fa-file-pdf",
+                    "label": "download-pdf-button",
+                }
+
+
+_DESCRIPTION_LENGTH = 155
+
+
+def _description(app: Sphinx, pagename: str, context: dict, doctree: Any) -> str:
+    """The page's ``description`` field, else the start of its first paragraph, else the
+    book's description."""
+    meta = context.get("meta") or {}
+    text = str(meta.get("description") or "").strip()
+    if not text and doctree is not None:
+        for para in doctree.findall(nodes.paragraph):
+            if _inside(para, _NOT_PROSE):
+                continue
+            candidate = " ".join(_prose(para).split())
+            if len(candidate) >= 40:
+                text = candidate
+                break
+    if not text:
+        text = app.config.book_description
+    text = re.sub(r"\\[a-zA-Z]+\s*|[{}]", "", text)  # TeX outside a formula (a docstring's)
+    if len(text) > _DESCRIPTION_LENGTH:
+        text = text[: _DESCRIPTION_LENGTH - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return text
+
+
+def _prose(node: nodes.Node) -> str:
+    """The text of a paragraph with its formulas in plain letters (``\\mathcal{M}_{2,1,2}``
+    becomes ``M_2,1,2``)."""
+    out = []
+    for child in node.findall(nodes.Text):
+        if isinstance(child.parent, nodes.math):
+            tex = re.sub(r"\\[lc]?dots\b", "…", child.astext())
+            out.append(re.sub(r"\\[a-zA-Z]+\s*|[{}]", "", tex))
+        else:
+            out.append(child.astext())
+    return "".join(out)
+
+
+_NOT_PROSE = (nodes.Admonition, nodes.table, nodes.container, nodes.footnote, nodes.citation)
+
+
+def _inside(node: nodes.Node, kinds: tuple[type, ...]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, kinds):
+            return True
+        parent = parent.parent
+    return False
+
+
 def _html_page_context(
     app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any
 ) -> None:
+    _pdf_button(app, context)
+    metatags = context.get("metatags", "")
+    if 'name="description"' not in metatags:
+        text = _description(app, pagename, context, doctree)
+        tag = f'<meta name="description" content="{html.escape(text, quote=True)}" />'
+        context["metatags"] = (metatags + "\n" + tag).strip()
     for key in ("script_files", "css_files"):
         if key in context:
             context[key] = _dedupe([a for a in context[key] if not _is_thebe(a)])
@@ -252,13 +365,26 @@ def _write_label_map(app: Sphinx, exception: Exception | None) -> None:
         labels[name] = f"{uri(e['docname'])}#{e['id']}"
     static = Path(app.outdir) / "_static"
     static.mkdir(parents=True, exist_ok=True)
-    (static / "labels.json").write_text(json.dumps(labels, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(labels, sort_keys=True) + "\n"
+    (static / "labels.json").write_text(text, encoding="utf-8")
+    # its .js twin, for a page opened from the file system (book.js: loadBookData)
+    twin = book_site_html.data_script("labels.json", text)
+    (static / "labels.js").write_text(twin, encoding="utf-8")
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value(
+        "book_description",
+        "An executable textbook on the geometry of lightning self-attention.",
+        "html",
+        types=[str],
+    )
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
-    app.connect("html-page-context", _html_page_context)
+    # after sphinx-book-theme's own handlers (priority 501), which build the header buttons
+    app.connect("html-page-context", _html_page_context, priority=900)
+    # after the theme's own (which writes the light and dark code colours into pygments.css)
+    app.connect("build-finished", _build_finished, priority=900)
     app.add_node(theorem_index)
     app.add_directive("theorem-index", TheoremIndex)
     app.connect("doctree-read", _collect_titles)
@@ -267,4 +393,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", _fill_theorem_index)
     app.connect("build-finished", _write_label_map)
     app.add_css_file("book.css")
+    app.add_js_file("book.js", loading_method="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -127,3 +129,21 @@ def test_explorer_text_and_widget(capsys):
     widths_box.value, attn_box.value = "20, 20", "20"  # too big for a live certificate
     shown = capsys.readouterr().out
     assert "more than 400 parameters" in shown and "exact" not in shown
+
+
+def test_table_html_form_has_the_cells_of_the_text_form():
+    tab = Table.of(_row, [(2, 1), (3, 2)], formats={"ratio": ".2f"})
+    tab.rows.append({"d": "<b>", "a": None, "product": "a & b", "ratio": 0.5})
+    page = tab._repr_html_()
+    head = re.findall(r'<th scope="col">(.*?)</th>', page)
+    cells = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", page)[1:]]
+    assert head == ["d", "a", "product", "ratio"]  # hidden columns stay hidden
+    text = [line.split() for line in str(tab).splitlines()[1:3]]
+    assert cells[:2] == text == [["2", "1", "2", "2.00"], ["3", "2", "6", "1.50"]]
+    assert cells[2] == ["&lt;b&gt;", "–", "a &amp; b", "0.50"]  # escaped, None as in text
+    assert page.startswith('<div class="book-table-scroll"') and page.count("<table") == 1
+    # in a notebook display() sends both forms; the text one is what print() shows
+    from IPython.core.formatters import DisplayFormatter
+
+    data, _ = DisplayFormatter().format(tab)
+    assert data["text/plain"] == str(tab) and data["text/html"] == page

@@ -1,8 +1,9 @@
 /* The atlas of dimensions: pick an architecture, read what lsa_lib computed for it.
  *
- * Plain JavaScript, no dependency. The data (written by tools/make_atlas.py) sits next to
- * this file in _static/atlas/: index.json, then one file per depth and first widths,
- * fetched only when the reader picks such an architecture. The chosen architecture is kept
+ * Plain JavaScript; the data is read with loadBookData (book.js), which also works when the
+ * site is opened from the file system. The data (written by tools/make_atlas.py) sits next
+ * to this file in _static/atlas/: index.json, then one file per depth and first widths,
+ * loaded only when the reader picks such an architecture. The chosen architecture is kept
  * in the page address (#w=3,2,2&a=2,1), so that a link can open the atlas on a case.
  */
 (function () {
@@ -45,15 +46,7 @@
   }
 
   function load(name) {
-    if (!files.has(name)) {
-      files.set(
-        name,
-        fetch(dataUrl + name).then((r) => {
-          if (!r.ok) throw new Error(`${name}: HTTP ${r.status}`);
-          return r.json();
-        })
-      );
-    }
+    if (!files.has(name)) files.set(name, self.loadBookData(dataUrl + name));
     return files.get(name);
   }
 
@@ -176,7 +169,7 @@
     return listOf(indices.map((k) => labelLink(index.families[k].label, index.families[k].text)));
   }
   // How a certified or open pair of bounds is known, in words, with its links.
-  function howKnown(id, lower, upper, families, rules, softmax) {
+  function howKnown(id, lower, upper, families, rules, softmax, shown) {
     const box = el("div", { class: "atlas-note", id });
     if (lower === upper) {
       box.append(
@@ -189,7 +182,9 @@
         link(softmax ? "ball" : "certificate"),
         "). "
       );
-      if (rules.length)
+      if (rules.length && shown)  // the rules are listed just above: not a second time
+        box.append(rules.length > 1 ? "The rules named above give the same value on their stated domains." : "The rule named above gives the same value on its stated domain.");
+      else if (rules.length)
         box.append("The same value is given by ", ...ruleLinks(rules), rules.length > 1 ? " on their stated domains." : " on its stated domain.");
       else box.append("No rule of the book covers this architecture: the certificate alone gives its dimension.");
     } else {
@@ -250,7 +245,7 @@
         el("div", { class: "atlas-note" }, "Redundancy: a generic fiber has dimension P − dim = ", num("atlas-fiber", c.P - c.lower), ".")
       );
     }
-    cert.append(howKnown("atlas-known", c.lower, c.upper, c.families, c.rules, false));
+    cert.append(howKnown("atlas-known", c.lower, c.upper, c.families, c.rules, false, c.formula !== null));
     rows.push(row("Certified dimension (lightning)", "atlas-certified-cell", cert));
 
     const sm = el("div");
@@ -270,7 +265,7 @@
           open: " (the bounds do not meet).",
         })
       );
-      sm.append(howKnown("atlas-softmax-known", c.softmax_lower, c.softmax_upper, c.softmax_families || [], c.softmax_rules, true));
+      sm.append(howKnown("atlas-softmax-known", c.softmax_lower, c.softmax_upper, c.softmax_families || [], c.softmax_rules, true, c.softmax_formula !== null));
       if (c.softmax_open)
         sm.lastChild.append(index.open_reasons[c.softmax_open], " (", link("softmax-open"), ")");
       if (c.softmax_formula !== null && c.softmax_lower === c.softmax_upper && c.softmax_formula !== c.softmax_lower)
@@ -352,10 +347,8 @@
     }
   }
 
-  const labelMap = fetch(rootUrl + "_static/labels.json")
-    .then((r) => (r.ok ? r.json() : {}))
-    .catch(() => ({}));
-  Promise.all([fetch(dataUrl + "index.json").then((r) => r.json()), labelMap])
+  const labelMap = self.loadBookData(rootUrl + "_static/labels.json").catch(() => ({}));
+  Promise.all([load("index.json"), labelMap])
     .then(([idx, map]) => {
       index = idx;
       labels = map;

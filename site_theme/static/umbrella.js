@@ -1,8 +1,9 @@
 /* A rotatable view of the Whitney umbrella slice (Figure 1), drawn on a canvas.
  *
  * Plain JavaScript, no dependency. The surface grid and the singular curve were computed by
- * lsa_lib.singularities.umbrella_slice (tools/make_umbrella.py) and are fetched from
- * _static/umbrella/umbrella.json. Drag the picture (mouse or finger), use the arrow keys when
+ * lsa_lib.singularities.umbrella_slice (tools/make_umbrella.py) and are read from
+ * _static/umbrella/umbrella.json with loadBookData (book.js), which also works when the site
+ * is opened from the file system. Drag the picture (mouse or finger), use the arrow keys when
  * it has the focus, or the two sliders; "Reset" returns to the view of the static figure.
  */
 (function () {
@@ -154,23 +155,37 @@
     line(data.singular_in_m, "#222222", 6.5, []);
     line(data.singular_in_m, GOLD, 4.5, []);
 
-    // axis names, drawn last (with a white halo) so that none is hidden
-    ctx.font = "13px sans-serif";
+    // axis names, drawn last (with a white halo) so that none is hidden; each sits just
+    // outside the middle of a box edge along its axis, on the outline of the box: u and v on
+    // the bottom edge nearest the viewer, s on the vertical edge farthest to the side
+    ctx.font = "14px sans-serif";
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
     ctx.lineWidth = 3;
     ctx.strokeStyle = "rgba(255, 255, 255, 0.9)";
     ctx.fillStyle = "#222222";
-    const labels = [
-      ["u", [1.3, -1.15, -1.15]],
-      ["v", [-1.15, 1.3, -1.15]],
-      ["s", [-1.15, -1.15, 1.25]],
-    ];
-    for (const [text, p] of labels) {
-      const [x, y] = toScreen(project(p));
+    const placed = [];
+    for (const [axis, text] of [[0, "u"], [1, "v"], [2, "s"]]) {
+      const others = [0, 1, 2].filter((k) => k !== axis);
+      let best = null;
+      for (const a of [-1, 1])
+        for (const b of [-1, 1]) {
+          const p = [0, 0, 0];
+          p[others[0]] = 1.22 * a;
+          p[others[1]] = 1.22 * b;
+          if (axis !== 2 && p[2] > 0) continue;
+          const q = project(p);
+          const [x, y] = toScreen(q);
+          const score = axis === 2 ? Math.abs(x - width / 2) + 0.01 * q[2] : q[2];
+          if (!best || score > best.score) best = { score, x, y };
+        }
+      const x = Math.max(10, Math.min(width - 10, best.x));
+      const y = Math.max(10, Math.min(height - 10, best.y));
       ctx.strokeText(text, x, y);
       ctx.fillText(text, x, y);
+      placed.push([text, Math.round(x), Math.round(y)]);
     }
+    canvas.dataset.labels = JSON.stringify(placed); // where the axis names were drawn
   }
 
   // interaction: drag, keys, sliders
@@ -197,11 +212,8 @@
   reset.addEventListener("click", () => setView(VIEW.elev, VIEW.azim));
   window.addEventListener("resize", draw);
 
-  fetch(src)
-    .then((r) => {
-      if (!r.ok) throw new Error(`HTTP ${r.status}`);
-      return r.json();
-    })
+  self
+    .loadBookData(src)
     .then((d) => {
       data = d;
       root.dataset.ready = "true";
@@ -209,7 +221,8 @@
     })
     .catch((err) => {
       const p = document.createElement("p");
-      p.textContent = `Could not load the figure's data: ${err.message}`;
+      p.textContent = `The rotatable figure could not load its data (${err.message}); the static picture below shows the same surface.`;
       root.replaceChildren(p);
+      root.dataset.failed = "true";
     });
 })();

@@ -1,0 +1,201 @@
+/* The book's small additions to the theme's behaviour (every page; plain JavaScript).
+ *
+ * - loadBookData(url): the data of the interactive pages, loaded by a <script> tag so that it
+ *   also works when the site is opened from the file system, where `fetch` is refused. Next to
+ *   each `_static/<folder>/<name>.json` the build writes `<name>.js`, which registers the same
+ *   data as self.bookData["<folder>/<name>.json"] (site_theme/book_site_html.py).
+ * - The page-contents and chapter drawers of a phone close when one of their links is tapped.
+ * - A link in the title of a collapsible box (the "Exercise N" link in "Solution to Exercise N")
+ *   navigates without also reaching the box's toggle handler, which fails on such a click.
+ * - Boxes that scroll sideways: a formula wider than its column (inline or displayed), a wide
+ *   table or printed output, a wide figure on a phone. Each such box gets the class
+ *   book-scroll (book.css: it scrolls, with a shadow at the hidden edge) and is made
+ *   focusable, so that it can be scrolled from the keyboard; a formula that fits is neither
+ *   cut nor scrollable. Checked when MathJax has typeset a formula and when the window
+ *   changes size.
+ * - MathJax on demand: a page without formulas of its own does not load MathJax; when a
+ *   formula of its sidebar (a page title) comes into view, MathJax is loaded to typeset it.
+ * - Print: a display equation wider than the printed column is scaled to fit it.
+ * - Opened from the file system, the search page shows no page summaries (fetching them is
+ *   refused there); its results are the same.
+ */
+(function () {
+  "use strict";
+
+  // ---- data of the interactive pages -----------------------------------------------------
+  const pending = new Map();
+  self.bookData = self.bookData || {};
+  self.loadBookData = function (url) {
+    const address = new URL(url, document.baseURI);
+    const match = /\/_static\/(.+\.json)$/.exec(address.pathname);
+    if (!match) return Promise.reject(new Error(`not a data file in _static: ${url}`));
+    const key = decodeURIComponent(match[1]);
+    if (key in self.bookData) return Promise.resolve(self.bookData[key]);
+    if (!pending.has(key)) {
+      pending.set(
+        key,
+        new Promise((resolve, reject) => {
+          const script = document.createElement("script");
+          script.async = true;
+          script.src = address.href.replace(/\.json$/, ".js");
+          script.onload = () =>
+            key in self.bookData
+              ? resolve(self.bookData[key])
+              : reject(new Error(`${script.src} holds no data for ${key}`));
+          script.onerror = () => {
+            pending.delete(key);
+            reject(new Error(`could not load ${key}`));
+          };
+          document.head.append(script);
+        })
+      );
+    }
+    return pending.get(key);
+  };
+
+  // ---- drawers close after a tap on one of their links ------------------------------------
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest("dialog a[href]");
+    if (!link) return;
+    const drawer = link.closest("dialog");
+    if (drawer && drawer.open && drawer.id !== "pst-search-dialog") drawer.close();
+  });
+
+  // ---- links inside the title of a collapsible box ----------------------------------------
+  document.addEventListener(
+    "click",
+    (event) => {
+      const link = event.target.closest && event.target.closest(".toggle > .admonition-title a[href]");
+      if (link) event.stopPropagation(); // the link's own navigation still happens
+    },
+    true
+  );
+
+  // ---- boxes that scroll sideways --------------------------------------------------------
+  const SCROLLERS = [
+    "span.math",
+    ".pst-scrollable-table-container",
+    'div.math > mjx-container[display="true"]',
+    ".bd-article table",
+    ".bd-article pre",
+    ".bd-article a.image-reference",
+    ".book-table-scroll",
+  ].join(", ");
+
+  function contentWidth(el) {
+    const cs = getComputedStyle(el);
+    return el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  }
+
+  function isWide(el) {
+    if (el.matches("span.math")) {
+      const math = el.querySelector("mjx-container");
+      if (!math) return false;
+      const block = el.parentElement.closest("p, li, dd, dt, td, th, h1, h2, h3, h4, h5, h6, figcaption, caption, div");
+      return !!block && math.getBoundingClientRect().width > contentWidth(block) + 0.5;
+    }
+    if (el.matches("mjx-container")) {
+      const math = el.firstElementChild;
+      return !!math && math.getBoundingClientRect().width > el.clientWidth + 0.5;
+    }
+    return el.scrollWidth > el.clientWidth + 1;
+  }
+
+  function mark(el) {
+    if (!el.getClientRects().length) return; // not shown (a closed drawer, a folded cell)
+    const wide = isWide(el);
+    el.classList.toggle("book-scroll", wide);
+    if (wide && !el.hasAttribute("tabindex") && el.tagName !== "A") {
+      el.setAttribute("tabindex", "0");
+      el.dataset.bookTab = "";
+    } else if (!wide && "bookTab" in el.dataset) {
+      el.removeAttribute("tabindex");
+      delete el.dataset.bookTab;
+    }
+  }
+
+  const queued = new Set();
+  let frame = 0;
+  function queue(els) {
+    for (const el of els) queued.add(el);
+    if (!frame)
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        const batch = [...queued];
+        queued.clear();
+        batch.forEach(mark);
+      });
+  }
+  self.bookMarkScrollers = () => queue(document.querySelectorAll(SCROLLERS));
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const article = document.querySelector(".bd-article") || document.body;
+    // MathJax replaces each formula's text with its typeset form, when it comes near the screen
+    new MutationObserver((records) => {
+      const els = new Set();
+      for (const r of records)
+        for (const node of r.addedNodes)
+          if (node.nodeName === "MJX-CONTAINER") {
+            const box = node.matches('[display="true"]') ? node : node.closest("span.math");
+            if (box) els.add(box);
+          }
+      if (els.size) queue(els);
+    }).observe(article, { childList: true, subtree: true });
+    self.bookMarkScrollers();
+  });
+  let resizing = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(self.bookMarkScrollers, 100);
+  });
+  window.addEventListener("load", self.bookMarkScrollers);
+
+  // ---- print: wide display equations shrink to the column --------------------------------
+  const fitted = [];
+  function fitEquations() {
+    for (const box of document.querySelectorAll('mjx-container[display="true"]')) {
+      const math = box.firstElementChild;
+      if (!math) continue;
+      box.style.removeProperty("zoom");
+      const room = box.clientWidth;
+      const need = math.getBoundingClientRect().width;
+      if (room > 0 && need > room + 0.5) {
+        box.style.zoom = String(Math.max(0.5, Math.floor((100 * room) / need) / 100));
+        fitted.push(box);
+      }
+    }
+  }
+  function unfitEquations() {
+    while (fitted.length) fitted.pop().style.removeProperty("zoom");
+  }
+  // pictures that load lazily are loaded for printing
+  window.addEventListener("beforeprint", () => {
+    for (const img of document.querySelectorAll('img[loading="lazy"]')) img.loading = "eager";
+  });
+  const printing = window.matchMedia("print");
+  printing.addEventListener("change", (e) => (e.matches ? fitEquations() : unfitEquations()));
+  window.addEventListener("beforeprint", fitEquations);
+  window.addEventListener("afterprint", unfitEquations);
+
+  // ---- MathJax on demand --------------------------------------------------------------
+  document.addEventListener("DOMContentLoaded", () => {
+    const spec = document.getElementById("book-mathjax");
+    if (!spec || window.MathJax) return;
+    const { src, config } = JSON.parse(spec.textContent);
+    const formulas = document.querySelectorAll(".math");
+    const seen = new IntersectionObserver((entries) => {
+      if (!entries.some((e) => e.isIntersecting)) return;
+      seen.disconnect();
+      window.MathJax = config;
+      const script = document.createElement("script");
+      script.async = true;
+      script.src = new URL(src, document.baseURI).href;
+      document.head.append(script);
+    });
+    formulas.forEach((f) => seen.observe(f));
+  });
+
+  // ---- search from the file system ---------------------------------------------------------
+  if (location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "undefined")
+    DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
+})();
