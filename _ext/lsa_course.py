@@ -78,10 +78,11 @@ def _doc_link(
 ) -> nodes.Node:
     """A link to a page; ``title`` (parsed inline nodes, math included) as its text if given.
 
-    Sphinx's ``doc`` references print their text as plain text, so a title with math gets a
-    direct reference to the page instead (its address from the builder).
+    Sphinx's ``doc`` references print their text as plain text, so on the website a title with
+    math gets a direct reference to the page instead (its address from the HTML builder).
     """
-    if title is not None and env is not None:
+    if title is not None and env is not None and env.app.builder.format == "html":
+        # other builders (the PDF's LaTeX) have no page addresses: a plain doc reference there
         uri = env.app.builder.get_relative_uri(here, file)
         return nodes.reference("", "", *title, internal=True, refuri=uri)
     ref = pending_xref(
