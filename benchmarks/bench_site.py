@@ -35,7 +35,6 @@ import gzip
 import http.server
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -45,20 +44,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "site_theme"))
-from site_pages import site_pages, toc_kinds  # noqa: E402
+from site_pages import CHROMIUM, FLAGS, site_pages, toc_kinds  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 LIGHTHOUSE = ROOT / "node_modules" / "lighthouse" / "cli" / "index.js"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 COMPRESSED = {".html", ".css", ".js", ".json", ".svg", ".map", ".txt", ".xml", ".inv"}
 TYPES = ("landing", "course", "notes", "atlas", "umbrella", "ledger", "api", "other")
 # Lighthouse's mobile preset, applied for real (DevTools throttling)

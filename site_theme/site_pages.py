@@ -1,13 +1,28 @@
-"""The pages of the built website and what kind each is, read from the table of contents.
+"""The pages of the built website, what kind each is (read from the table of contents), and
+the headless Chromium that reads them.
 
 Shared by the browser test (``tests/test_site_browser.py``) and the measuring script
 (``benchmarks/bench_site.py``), which both find the pages in the built site rather than in a
-fixed list.
+fixed list, and open them in the same browser with the same flags.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+
+#: Debian's Chromium, and the flags of every headless run of it.
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def toc_kinds(toc_file: Path) -> dict[str, str]:

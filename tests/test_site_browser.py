@@ -38,7 +38,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import sys
 import threading
 from pathlib import Path
@@ -49,22 +48,11 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "site_theme"))
-from site_pages import site_pages, toc_kinds  # noqa: E402
+from site_pages import CHROMIUM, FLAGS, site_pages, toc_kinds  # noqa: E402
 
 SITE = ROOT / "_build" / "html"
 ATLAS = ROOT / "site_data" / "atlas"
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 DESKTOP, PHONE = 1400, 390
 WIDTHS = {"desktop": DESKTOP, "phone": PHONE}
 KB = 1024
