@@ -15,7 +15,8 @@
  *   changes size.
  * - MathJax on demand: a page without formulas of its own does not load MathJax; when a
  *   formula of its sidebar (a page title) comes into view, MathJax is loaded to typeset it.
- * - Print: a display equation wider than the printed column is scaled to fit it.
+ * - Print: a display equation wider than the printed column is scaled to fit it (also one
+ *   that MathJax typesets while the page is printed).
  * - Opened from the file system, the search page shows no page summaries (fetching them is
  *   refused there); its results are the same.
  */
@@ -140,6 +141,8 @@
             if (box) els.add(box);
           }
       if (els.size) queue(els);
+      // a display equation typeset while the page is being printed is fitted to the column too
+      if (els.size && printing.matches) fitEquations([...els].filter((e) => e.matches('[display="true"]')));
     }).observe(article, { childList: true, subtree: true });
     self.bookMarkScrollers();
   });
@@ -152,8 +155,9 @@
 
   // ---- print: wide display equations shrink to the column --------------------------------
   const fitted = [];
-  function fitEquations() {
-    for (const box of document.querySelectorAll('mjx-container[display="true"]')) {
+  function fitEquations(boxes) {
+    const all = Array.isArray(boxes) ? boxes : document.querySelectorAll('mjx-container[display="true"]');
+    for (const box of all) {
       const math = box.firstElementChild;
       if (!math) continue;
       box.style.removeProperty("zoom");
