@@ -139,6 +139,9 @@
           if (node.nodeName === "MJX-CONTAINER") {
             const box = node.matches('[display="true"]') ? node : node.closest("span.math");
             if (box) els.add(box);
+            // the typeset formula may have widened the table or output around it
+            const outer = node.parentElement && node.parentElement.closest(SCROLLERS);
+            if (outer) els.add(outer);
           }
       if (els.size) queue(els);
       // a display equation typeset while the page is being printed is fitted to the column too
