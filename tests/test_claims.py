@@ -13,6 +13,7 @@ Three groups of tests:
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import io
 import os
@@ -479,10 +480,14 @@ def _built(page: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
+# The built pages and the notebooks' claims are read once for all the tests below (the site
+# does not change while they run).
+@functools.cache
 def _ids(page: str) -> set[str]:
     return set(re.findall(r'\sid="([^"]+)"', _built(page)))
 
 
+@functools.cache
 def _ledger_rows() -> dict[str, object]:
     from bs4 import BeautifulSoup
 
@@ -492,11 +497,15 @@ def _ledger_rows() -> dict[str, object]:
     return {row.get("id", ""): row for row in table.select("tbody tr")}
 
 
-def _book_claims():
-    for path in NOTEBOOKS:
-        nb = claims.read_notebook(path)
-        for box in nb.claims():
-            yield path, nb, box
+@functools.cache
+def _book_claims() -> list[tuple]:
+    """(notebook path, read notebook, claim box) of every claim of the book."""
+    return [
+        (path, nb, box)
+        for path in NOTEBOOKS
+        for nb in [claims.read_notebook(path)]
+        for box in nb.claims()
+    ]
 
 
 def _target(href: str) -> tuple[str, str]:

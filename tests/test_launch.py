@@ -22,6 +22,13 @@ reads only the wheelhouse (``PIP_NO_INDEX``, ``PIP_FIND_LINKS``): no package is 
 and no install waits for an index. Installs skip byte-compilation (``PIP_NO_COMPILE``). The
 extra package index of ``binder/requirements.txt`` (PyTorch's CPU wheels) is dropped in the
 Binder check: this machine reaches only PyPI, whose torch pin resolves to the same version.
+
+What the readers' files ask to be installed (``binder/requirements.txt``, the Colab-like
+runtime's packages, ``pip install .``'s dependencies) is installed by uv's ``pip install``, which
+reads the same files and pins: it unpacks each wheel once into a cache shared by the three
+environments and links the files from there, so torch is unpacked once, not three times. What a
+reader's own pip runs stays pip: ``binder/postBuild``, the set-up cell of the Colab check, and
+the ``explorer`` extra, installed by the pip a Python 3.11 virtual environment comes with.
 """
 
 from __future__ import annotations
@@ -38,7 +45,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import tomllib
 from pathlib import Path
@@ -67,7 +73,7 @@ TOOLCHAIN = {
     "jupyter-book", "sphinx", "myst-nb", "myst-parser", "sphinx-book-theme", "nbval", "pytest",
     "pytest-xdist", "hypothesis", "ruff", "playwright", "coverage", "nbclient", "nbformat",
     "jupyter-server", "notebook", "jupyterlab", "ipykernel", "jupyter-client", "jupyter-core",
-    "tornado", "pyzmq", "traitlets",
+    "tornado", "pyzmq", "traitlets", "uv",
 }  # fmt: skip
 
 
@@ -306,8 +312,11 @@ def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
-# The shared wheel cache of this process's environments (set by the ``wheelhouse`` fixture).
+# The shared wheel cache of this process's environments (set by the ``wheelhouse`` fixture),
+# and uv's cache of the unpacked wheels beside it (on the environments' file system, so that
+# uv links files instead of copying them).
 WHEELHOUSE: Path | None = None
+UV_CACHE: Path | None = None
 
 
 def _env(venv: Path | None = None) -> dict[str, str]:
@@ -328,11 +337,24 @@ class Venv:
         self.python = path / "bin" / "python"
         _run([sys.executable, "-m", "venv", str(path)], env=_env())
         if upgrade_pip:  # as current as Colab's (the venv's bundled pip 23 rejects git+file)
-            self.pip("install", "--quiet", "--upgrade", "pip")
+            self.install("--upgrade", "pip")
 
     def pip(self, *args: str, cwd: Path | None = None) -> float:
+        """This environment's own pip; the seconds it took."""
         start = time.perf_counter()
         _run([str(self.python), "-m", "pip", *args], cwd=cwd, env=_env(self.path))
+        return time.perf_counter() - start
+
+    def install(self, *args: str, cwd: Path | None = None) -> float:
+        """``uv pip install`` into this environment from the wheelhouse alone; the seconds."""
+        from uv import find_uv_bin
+
+        assert WHEELHOUSE is not None and UV_CACHE is not None, "no wheelhouse yet"
+        command = [find_uv_bin(), "pip", "install", "--quiet", "--python", str(self.python),
+                   "--offline", "--no-index", "--find-links", str(WHEELHOUSE), *args]  # fmt: skip
+        env = _env(self.path) | {"UV_CACHE_DIR": str(UV_CACHE), "UV_LINK_MODE": "hardlink"}
+        start = time.perf_counter()
+        _run(command, cwd=cwd, env=env)
         return time.perf_counter() - start
 
     def packages(self) -> list[str]:
@@ -370,14 +392,6 @@ class Venv:
         return time.perf_counter() - start
 
 
-def _scratch(tmp_path: Path) -> Path:
-    """Where to put an environment: memory (/dev/shm) when it has room, saving disk writes."""
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK) and shutil.disk_usage(shm).free > 8 * 2**30:
-        return Path(tempfile.mkdtemp(prefix="lsa-launch-", dir=shm))
-    return tmp_path
-
-
 # What the fresh environments install besides the readers' list: Binder's kernel, the
 # Colab-like runtime's packages, pip for its upgrade, and the build backend of ``pip install .``.
 EXTRA_WHEELS = ["pip", "setuptools>=77", "wheel", "ipykernel", "numpy", "scipy", "sympy",
@@ -403,7 +417,7 @@ def wheelhouse(tmp_path_factory):
     """
     from filelock import FileLock
 
-    global WHEELHOUSE
+    global WHEELHOUSE, UV_CACHE
     shared = tmp_path_factory.getbasetemp().parent
     house = shared / "wheelhouse"
     with FileLock(str(shared / "wheelhouse.lock")):
@@ -415,7 +429,7 @@ def wheelhouse(tmp_path_factory):
                 env=_env(),
             )  # fmt: skip
             (house / ".complete").touch()
-    WHEELHOUSE = house
+    WHEELHOUSE, UV_CACHE = house, shared / "uv-cache"
     return house
 
 
@@ -424,12 +438,12 @@ def venv(tmp_path, wheelhouse):
     made = []
 
     def make(name: str, upgrade_pip: bool = False) -> Venv:
-        made.append(Venv(_scratch(tmp_path) / name, upgrade_pip))
+        made.append(Venv(tmp_path / name, upgrade_pip))
         return made[-1]
 
     yield make
     for v in made:
-        shutil.rmtree(v.path.parent if v.path.parent != tmp_path else v.path, ignore_errors=True)
+        shutil.rmtree(v.path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -484,9 +498,9 @@ def test_binder_environment_runs_a_chapter(venv, clone, record_property):
     version = env.python_json("import sys, json; print(json.dumps(list(sys.version_info[:2])))")
     assert runtime == "python-{}.{}".format(*version), f"binder/runtime.txt says {runtime}"
     readers = _readers_requirements(env.path)
-    seconds = env.pip("install", "--quiet", "-r", str(readers))
+    seconds = env.install("-r", str(readers))
     packages = env.packages()
-    kernel = env.pip("install", "--quiet", "ipykernel", *_constraints())  # Binder's image has it
+    kernel = env.install("ipykernel", *_constraints())  # Binder's image has it
     _run(["bash", "binder/postBuild"], cwd=clone, env=_env(env.path))
     nb = _chapter("02_fibers.ipynb")
     nb.cells.append(_probe(clone / "lsa_lib"))  # postBuild's editable install
@@ -495,7 +509,7 @@ def test_binder_environment_runs_a_chapter(venv, clone, record_property):
     assert setup.outputs == [], "in Binder the set-up cell must find lsa_lib and do nothing"
     _say(
         record_property,
-        f"Binder: readers' requirements {seconds:.0f} s ({len(packages)} packages), "
+        f"Binder: readers' requirements (uv) {seconds:.0f} s ({len(packages)} packages), "
         f"ipykernel {kernel:.0f} s, chapter 2 {run:.0f} s",
     )
 
@@ -505,7 +519,7 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
     """Colab: scientific packages and a kernel, but no lsa_lib (and no python-flint)."""
     env = venv("colab", upgrade_pip=True)
     colab = ["numpy", "scipy", "sympy", "matplotlib", "torch", "ipywidgets", "ipykernel"]
-    seconds = env.pip("install", "--quiet", *colab, *_constraints())
+    seconds = env.install(*colab, *_constraints())
     assert "lsa_lib" not in env.packages()
     local = setup_cell.Launch(url=f"file://{clone}", release=SETTING.release)
     workdir = tmp_path / "content"  # Colab's working folder holds nothing of the repository
@@ -542,7 +556,7 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
     (old / "pyproject.toml").write_text(
         '[project]\nname = "lsa_lib"\nversion = "0.0.1"\n[tool.setuptools]\npackages = ["lsa_lib"]\n'
     )
-    env.pip("install", "--quiet", str(old))
+    env.install(str(old))
     nb = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_code_cell("import lsa_lib\nassert lsa_lib.__version__ == '0.0.1'"),
@@ -555,7 +569,7 @@ def test_setup_cell_installs_the_release_in_a_fresh_runtime(venv, clone, tmp_pat
     assert _text(nb.cells[1]).startswith(f"Installed lsa_lib {SETTING.version} from")
     _say(
         record_property,
-        f"Colab-like runtime {seconds:.0f} s ({len(colab)} packages asked); set-up cell "
+        f"Colab-like runtime (uv) {seconds:.0f} s ({len(colab)} packages asked); set-up cell "
         f"{install:.0f} s, then chapter 1: {run:.0f} s in all",
     )
 
@@ -613,9 +627,14 @@ def _widget_functions() -> list[tuple[str, str]]:
 
 @pytest.mark.launch
 def test_pip_install_gives_a_working_library(venv, clone, record_property):
-    """``pip install .``: imports and computes; ``.[explorer]`` adds what the widgets need."""
-    env = venv("pip")  # with the pip a Python 3.11 venv comes with
-    seconds = env.pip("install", "--quiet", ".", *_constraints(), cwd=clone)
+    """``pip install .``: imports and computes; ``.[explorer]`` adds what the widgets need.
+
+    The package and its dependencies are installed by uv (from the same ``pyproject.toml``);
+    the extra by the pip a Python 3.11 virtual environment comes with, which builds and
+    installs the package again.
+    """
+    env = venv("pip")
+    seconds = env.install(".", *_constraints(), cwd=clone)
     modules = sorted(
         {
             m
@@ -652,6 +671,6 @@ def test_pip_install_gives_a_working_library(venv, clone, record_property):
     assert env.python_json(check) == [True] * len(widgets)
     _say(
         record_property,
-        f"pip install . {seconds:.0f} s ({len(env.packages())} packages with the extra), "
-        f"the explorer extra {extra:.0f} s",
+        f"install . (uv) {seconds:.0f} s ({len(env.packages())} packages with the extra), "
+        f"the explorer extra (pip) {extra:.0f} s",
     )

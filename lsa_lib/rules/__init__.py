@@ -37,7 +37,9 @@ from ._variants import VARIANT_RULES
 
 __all__ = ["Rule", "RULES", "rule", "check_rule"]
 
-#: The book's rules, each checked by the tests (:doc:`/book/checked`).
+#: The book's rules, each checked by the tests; the ledger (:doc:`/book/checked`) lists them.
+#:
+#: :meta hide-value:
 RULES: list[Rule] = [
     *LIGHTNING_RULES,
     *SOFTMAX_RULES,
