@@ -106,7 +106,9 @@
     if (!el.getClientRects().length) return; // not shown (a closed drawer, a folded cell)
     const wide = isWide(el);
     el.classList.toggle("book-scroll", wide);
-    if (wide && !el.hasAttribute("tabindex") && el.tagName !== "A") {
+    // (the theme gives boxes that do not overflow tabindex="-1", and revises it 300 ms after a
+    // resize: a box that has become wide takes the focus now)
+    if (wide && el.tabIndex < 0 && el.tagName !== "A") {
       el.setAttribute("tabindex", "0");
       el.dataset.bookTab = "";
     } else if (!wide && "bookTab" in el.dataset) {
