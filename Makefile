@@ -80,10 +80,12 @@ browser-check: $(STAMP)
 launch-check: $(STAMP)
 	$(BIN)/python -m pytest -n 3 --dist load -m launch --basetemp=_build/launch-tmp tests/test_launch.py
 
-# The test command. The launch check (mostly file copying and unpacking) runs beside the
-# others, its output in its log; every part's output goes to _build/test/<part>.log, its result
-# and time are printed as it ends and again at the end, and a failed part fails the command
-# after every part has run.
+# The test command. Two parts run beside the others, their output in their logs: the launch
+# check (mostly unpacking and waiting for kernels) and the site build (one process, while the
+# unit tests use two); the browser check starts when both the unit tests and the site build
+# have ended. Every part's output goes to _build/test/<part>.log, its result and time are
+# printed as it ends and again at the end, and a failed part fails the command after every
+# part has run.
 TESTLOG := _build/test
 PARTS := lint unit site-check browser-check launch-check
 test: $(STAMP)
@@ -91,9 +93,12 @@ test: $(STAMP)
 	@echo "[make test] $$(nproc) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory _part PART=launch-check SHOW=no & \
-	for part in $(filter-out launch-check,$(PARTS)); do \
+	$(MAKE) --no-print-directory _part PART=site-check SHOW=no & site=$$!; \
+	for part in lint unit; do \
 	  $(MAKE) --no-print-directory _part PART=$$part SHOW=yes; \
 	done; \
+	wait $$site; \
+	$(MAKE) --no-print-directory _part PART=browser-check SHOW=yes; \
 	wait; \
 	echo "[make test] the command took $$(( $$(date +%s) - start )) s; load average $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	fail=0; for part in $(PARTS); do \
