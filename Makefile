@@ -15,10 +15,12 @@ JB_FLAGS := -W -n --keep-going --all
 
 .PHONY: book test setup lint unit durations site-check browser-check launch-check pdf clean atlas site-bench _part
 
+# Byte-compiling is left to Python's first import of each module: it compiles what is used,
+# not every file of torch, SciPy and Sphinx (it took twice the install's time).
 $(STAMP): requirements.txt pyproject.toml package.json package-lock.json tools/ipython_kernel_config.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" > /dev/null
 	mkdir -p $(VENV)/etc/ipython && cp tools/ipython_kernel_config.py $(VENV)/etc/ipython/
