@@ -18,6 +18,7 @@ determinant does not contain 0, the exact matrix has full rank. Explained, step 
 from __future__ import annotations
 
 import numbers
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,7 +55,7 @@ def _entrywise(A: flint.arb_mat, B: flint.arb_mat, op: Callable[[Any, Any], Any]
     if (ar, ac) == (br, bc) and op is _sub:
         return A - B
     a, b = _spread(A.entries(), ar, ac, r, c), _spread(B.entries(), br, bc, r, c)
-    return flint.arb_mat(r, c, [op(x, y) for x, y in zip(a, b)])
+    return flint.arb_mat(r, c, list(map(op, a, b)))
 
 
 def _spread(entries: list[Any], rows: int, cols: int, r: int, c: int) -> list[Any]:
@@ -68,25 +69,12 @@ def _spread(entries: list[Any], rows: int, cols: int, r: int, c: int) -> list[An
     return entries * (r * c)  # one entry
 
 
-def _mul(a: Any, b: Any) -> Any:
-    return a * b
-
-
-def _add(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _sub(a: Any, b: Any) -> Any:
-    return a - b
+_mul, _add, _sub, _div = operator.mul, operator.add, operator.sub, operator.truediv
 
 
 def _broadcast(A: flint.arb_mat, rows: int, cols: int) -> flint.arb_mat:
     """``A`` broadcast to ``(rows, cols)`` (a new matrix)."""
     return flint.arb_mat(rows, cols, _spread(A.entries(), A.nrows(), A.ncols(), rows, cols))
-
-
-def _div(a: Any, b: Any) -> Any:
-    return a / b
 
 
 class BallDual:
