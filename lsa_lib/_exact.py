@@ -1,7 +1,7 @@
 """One exact linear algebra (private core of the library).
 
-Determinants, adjugates, ranks and kernels over the rationals, and their counterparts modulo a
-prime, for every module that needs them: the symmetry tangents (which multiply by
+Determinants, minors, adjugates, ranks and kernels over the rationals, and their counterparts
+modulo a prime, for every module that needs them: the symmetry tangents (which multiply by
 determinants and adjugates to stay polynomial), the invariants of one output coordinate, the
 commutant of a transport, the exact rank of a given matrix. Entries may be Python or numpy
 integers, ``fractions.Fraction``, floats (then the answer is a float, as for float tangents)
