@@ -18,6 +18,7 @@ determinant does not contain 0, the exact matrix has full rank. Explained, step 
 from __future__ import annotations
 
 import numbers
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,38 +41,40 @@ def _ball_matrix(M: Any) -> flint.arb_mat:
 
 
 def _entrywise(A: flint.arb_mat, B: flint.arb_mat, op: Callable[[Any, Any], Any]) -> flint.arb_mat:
-    """``op`` entry by entry, broadcasting rows ``(1, c)``, columns ``(r, 1)`` and ``(1, 1)``."""
+    """``op`` entry by entry, broadcasting rows ``(1, c)``, columns ``(r, 1)`` and ``(1, 1)``.
+
+    Sums and differences of equal shapes are flint's matrix operations (the same ball
+    operations, entry by entry); otherwise the entries are read once, as flat lists.
+    """
     (ar, ac), (br, bc) = (A.nrows(), A.ncols()), (B.nrows(), B.ncols())
     r, c = max(ar, br), max(ac, bc)
     if ar not in (1, r) or br not in (1, r) or ac not in (1, c) or bc not in (1, c):
         raise ValueError(f"cannot broadcast ({ar}, {ac}) and ({br}, {bc}) ball matrices")
-    out = flint.arb_mat(r, c)
-    for i in range(r):
-        for j in range(c):
-            a = A[i if ar > 1 else 0, j if ac > 1 else 0]
-            out[i, j] = op(a, B[i if br > 1 else 0, j if bc > 1 else 0])
-    return out
+    if (ar, ac) == (br, bc) and op is _add:
+        return A + B
+    if (ar, ac) == (br, bc) and op is _sub:
+        return A - B
+    a, b = _spread(A.entries(), ar, ac, r, c), _spread(B.entries(), br, bc, r, c)
+    return flint.arb_mat(r, c, list(map(op, a, b)))
 
 
-def _mul(a: Any, b: Any) -> Any:
-    return a * b
+def _spread(entries: list[Any], rows: int, cols: int, r: int, c: int) -> list[Any]:
+    """Row-major entries of a ``(rows, cols)`` matrix broadcast to ``(r, c)``."""
+    if (rows, cols) == (r, c):
+        return entries
+    if rows == r:  # a column
+        return [x for x in entries for _ in range(c)]
+    if cols == c:  # a row
+        return entries * r
+    return entries * (r * c)  # one entry
 
 
-def _add(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _sub(a: Any, b: Any) -> Any:
-    return a - b
+_mul, _add, _sub, _div = operator.mul, operator.add, operator.sub, operator.truediv
 
 
 def _broadcast(A: flint.arb_mat, rows: int, cols: int) -> flint.arb_mat:
-    """``A`` broadcast to ``(rows, cols)``."""
-    return _entrywise(A, flint.arb_mat(rows, cols), _add)
-
-
-def _div(a: Any, b: Any) -> Any:
-    return a / b
+    """``A`` broadcast to ``(rows, cols)`` (a new matrix)."""
+    return flint.arb_mat(rows, cols, _spread(A.entries(), A.nrows(), A.ncols(), rows, cols))
 
 
 class BallDual:

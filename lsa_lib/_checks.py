@@ -46,6 +46,8 @@ def torch_like(*arrays: Any) -> torch.Tensor | None:
 # ------------------------------------------------------------------------------------------
 def size(value: Any, name: str, minimum: int = 1) -> int:
     """A Python int ``≥ minimum`` (bools and non-integers are refused)."""
+    if type(value) is int and value >= minimum:  # the common case, without the ABC checks
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if value < minimum:
@@ -142,6 +144,8 @@ def index(i: Any, high: int, what: str, low: int = 1) -> int:
 # ------------------------------------------------------------------------------------------
 def sequence(value: Any, name: str, form: str) -> list[Any]:
     """A list from a sequence or a one-dimensional numpy array (``form`` names the expected)."""
+    if type(value) is tuple or type(value) is list:  # the common case, without the ABC check
+        return list(value)
     if isinstance(value, np.ndarray) and value.ndim == 1:
         return list(value)
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):

@@ -1,7 +1,7 @@
 """One exact linear algebra (private core of the library).
 
-Determinants, adjugates, ranks and kernels over the rationals, and their counterparts modulo a
-prime, for every module that needs them: the symmetry tangents (which multiply by
+Determinants, minors, adjugates, ranks and kernels over the rationals, and their counterparts
+modulo a prime, for every module that needs them: the symmetry tangents (which multiply by
 determinants and adjugates to stay polynomial), the invariants of one output coordinate, the
 commutant of a transport, the exact rank of a given matrix. Entries may be Python or numpy
 integers, ``fractions.Fraction``, floats (then the answer is a float, as for float tangents)
@@ -14,6 +14,7 @@ One prime policy: every computation modulo a prime uses :data:`PRIME`, the large
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Sequence
@@ -108,6 +109,88 @@ def det(M: Any) -> Any:
     else:
         return sympy.expand(sympy.Matrix(A).det(method="berkowitz"))
     return sympy.expand(value) if kind == "symbolic" else value
+
+
+def minors(M: Any, k: int) -> list[Any]:
+    """All ``k × k`` minors of a matrix, exactly: row sets in lexicographic order, and for each
+    the column sets in lexicographic order (entries as for :func:`det`).
+
+    Integer and rational matrices are converted once: every row is scaled to integers by the
+    least common multiple of its denominators, and each minor is an integer determinant
+    (flint) divided by the product of the scales of its rows (a ``Fraction``; an ``int`` for an
+    integer matrix). Maximal minors come from one basis instead (:func:`_maximal_minors`).
+    Other entries: one :func:`det` per minor.
+    """
+    A = _rows(M)
+    n, m = len(A), len(A[0]) if A else 0
+    kind = _kind(A)
+    if k <= 3 or kind not in ("int", "rational") or k > min(n, m):
+        return [
+            det([[A[r][c] for c in C] for r in R])
+            for R in itertools.combinations(range(n), k)
+            for C in itertools.combinations(range(m), k)
+        ]
+    scales = [math.lcm(*(Fraction(x).denominator for x in row)) for row in A]
+    Z = [[int(x * s) for x in row] for row, s in zip(A, scales)]
+    if k == m:  # one column set: the minors of the row sets
+        values = _maximal_minors(Z)
+    elif k == n:  # one row set: the minors of the column sets
+        values = _maximal_minors([list(col) for col in zip(*Z)])
+    else:
+        values = [
+            int(flint.fmpz_mat([[Z[r][c] for c in C] for r in R]).det())
+            for R in itertools.combinations(range(n), k)
+            for C in itertools.combinations(range(m), k)
+        ]
+    if kind == "int":
+        return values
+    if k == m:
+        rows: Any = itertools.combinations(range(n), k)
+    elif k == n:
+        rows = itertools.repeat(tuple(range(n)), len(values))
+    else:
+        rows = (R for R in itertools.combinations(range(n), k) for _ in range(math.comb(m, k)))
+    return [Fraction(v, math.prod(scales[r] for r in R)) for v, R in zip(values, rows)]
+
+
+def _maximal_minors(Z: list[list[int]]) -> list[int]:
+    """``det Z[R]`` for every set ``R`` of ``k`` rows (lexicographic) of an integer ``n × k`` matrix.
+
+    With ``k`` independent rows ``B = Z[b]`` (``D = det B``), ``Z = X B`` where ``X[b] = I`` and
+    ``D X = Z adj(B) =: Y`` is an integer matrix. In ``X[R]`` the rows ``r = b_j ∈ R`` are the unit
+    vectors ``e_j``; the Laplace expansion along them leaves the rows ``S = R ∖ b`` and the
+    columns ``T = {j : b_j ∉ R}``, so ``det Z[R] = (−1)^{Σ p + Σ j} D^{1 − |S|} det Y[S, T]``
+    (``p`` the positions in ``R`` of the rows of ``b``): determinants of size at most ``n − k``.
+    """
+    n, k = len(Z), len(Z[0])
+    F = flint.fmpz_mat(Z)
+    if F.rank() < k:
+        return [0] * math.comb(n, k)
+    basis: list[int] = []
+    for r in range(n):  # the first k independent rows, greedily
+        if flint.fmpz_mat([Z[i] for i in basis + [r]]).rank() == len(basis) + 1:
+            basis.append(r)
+            if len(basis) == k:
+                break
+    B = flint.fmpq_mat(flint.fmpz_mat([Z[r] for r in basis]))
+    D = int(B.det())
+    adjB = B.inv() * D
+    Y = (flint.fmpq_mat(F) * adjB).tolist()  # row r: D · (the coordinates of Z[r] in B)
+    Y = [[int(x) for x in row] for row in Y]
+    where = {r: j for j, r in enumerate(basis)}
+    out = []
+    for R in itertools.combinations(range(n), k):
+        S = [r for r in R if r not in where]
+        if not S:
+            out.append(D)  # R = b
+            continue
+        inside = {where[r] for r in R if r in where}
+        T = [j for j in range(k) if j not in inside]
+        sign = sum(p + where[r] for p, r in enumerate(R) if r in where) % 2
+        small = flint.fmpz_mat([[Y[r][j] for j in T] for r in S]).det()
+        value = int(small) // D ** (len(S) - 1)
+        out.append(-value if sign else value)
+    return out
 
 
 def adj(M: Any) -> NDArray[np.object_]:

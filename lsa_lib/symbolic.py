@@ -16,6 +16,7 @@ from typing import Any
 
 import sympy
 from sympy.polys.matrices import DomainMatrix
+from sympy.polys.polyerrors import CoercionFailed
 
 from . import _checks, _limits
 
@@ -92,10 +93,20 @@ def _forward(X: sympy.Matrix, layers: list[tuple[sympy.Matrix, ...]], field: Any
 
 
 def _field(*matrices: sympy.Matrix) -> Any:
+    """The ring the networks are evaluated in: the polynomials over ℚ in the entries' symbols
+    when every entry is one (the output is then a polynomial too, and no fraction is ever
+    reduced), else the rational functions."""
     symbols: set[sympy.Symbol] = set()
     for M in matrices:
         symbols |= M.free_symbols
-    return sympy.QQ.frac_field(*(sorted(symbols, key=str) or [sympy.Symbol("_unused")]))
+    gens = sorted(symbols, key=str) or [sympy.Symbol("_unused")]
+    ring = sympy.QQ.poly_ring(*gens)
+    try:
+        for M in matrices:
+            DomainMatrix.from_Matrix(M).convert_to(ring)
+    except CoercionFailed:
+        return sympy.QQ.frac_field(*gens)
+    return ring
 
 
 def symbolic_attention(X: sympy.Matrix, layers: Sequence[tuple[Any, Any, Any]]) -> sympy.Matrix:

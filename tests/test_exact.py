@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -110,3 +111,32 @@ def test_modular_determinant_inverse_and_adjugate() -> None:
 def test_bad_kinds_are_not_guessed() -> None:
     with pytest.raises(TypeError):
         _exact.rank_q([["a", 1]])
+
+
+@given(
+    st.integers(4, 6).flatmap(
+        lambda n: st.tuples(
+            st.integers(4, n).flatmap(
+                lambda k: st.lists(
+                    st.lists(st.integers(-3, 3), min_size=k, max_size=k), min_size=n, max_size=n
+                )
+            ),
+            st.integers(1, 4),
+            st.booleans(),
+        )
+    )
+)
+def test_all_minors_are_the_determinants_of_the_submatrices(case) -> None:
+    rows, denominator, wide = case
+    M = [[Fraction(x, denominator) for x in row] for row in rows] if denominator > 1 else rows
+    if wide:
+        M = [list(col) for col in zip(*M)]
+    for k in {2, 4, min(len(M), len(M[0]))}:  # closed forms, flint, one basis (maximal minors)
+        expected = [
+            _exact.det([[M[r][c] for c in C] for r in R])
+            for R in itertools.combinations(range(len(M)), k)
+            for C in itertools.combinations(range(len(M[0])), k)
+        ]
+        got = _exact.minors(M, k)
+        assert got == expected
+        assert [type(x) for x in got] == [type(x) for x in expected]

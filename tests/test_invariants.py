@@ -253,3 +253,36 @@ def test_errors():
         variety_counts(4, 4, 2, degree=True)
     with pytest.raises(ValueError, match="degree is counted"):
         variety_counts(2, 2, 1, degree=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_solution_counts_agree_with_sympys_groebner_basis(seed):
+    """The library's Buchberger algorithm over GF(p) against sympy's, on zero-dimensional ideals."""
+    from lsa_lib.invariants._counts import _count_solutions
+
+    rng = np.random.default_rng(seed)
+    p, n_vars = 10007, 2 + seed % 2
+    polys = []
+    for i in range(n_vars):  # x_i^e plus terms of lower degree: the ideal is zero-dimensional
+        e = int(rng.integers(1, 4))
+        f = {tuple(e * int(j == i) for j in range(n_vars)): 1}
+        for m in itertools.product(range(e), repeat=n_vars):
+            if sum(m) < e:
+                f[m] = int(rng.integers(0, p))
+        polys.append(f)
+    # and a combination of them with a common factor: a smaller (and non-generic) ideal
+    g = {m: int(rng.integers(0, p)) for m in itertools.product(range(2), repeat=n_vars)}
+    xs = sympy.symbols(f"z0:{n_vars}")
+    exprs = [sympy.Poly.from_dict(f, *xs, modulus=p).as_expr() for f in polys]
+    extra = sympy.Poly.from_dict(g, *xs, modulus=p).as_expr() * (exprs[0] + exprs[-1] ** 2)
+    exprs.append(extra)
+    polys.append({m: int(c) % p for m, c in sympy.Poly(extra, *xs).as_dict().items()})
+    G = sympy.groebner(exprs, *xs, modulus=p, order="grevlex")
+    leads = [q.monoms(order="grevlex")[0] for q in G.polys]
+    bound = max(max(lead) for lead in leads) + 1
+    expected = sum(
+        1
+        for m in itertools.product(range(bound), repeat=n_vars)
+        if not any(all(x >= y for x, y in zip(m, lead)) for lead in leads)
+    )
+    assert _count_solutions(polys, n_vars, p) == expected

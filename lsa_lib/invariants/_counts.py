@@ -9,15 +9,15 @@ one prime for every count modulo a prime (:data:`lsa_lib._exact.PRIME`).
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
+import flint
 import numpy as np
-import sympy
-from sympy.polys.orderings import grevlex
 
 from .. import _checks, _exact, _limits
 from ..rank import ExactRank
@@ -144,12 +144,79 @@ def _interpolate(
     return out
 
 
+def _remainder(f: flint.nmod_mpoly, G: Sequence[flint.nmod_mpoly]) -> flint.nmod_mpoly:
+    """A remainder of ``f`` on division by ``G``: no term divisible by a leading monomial of ``G``."""
+    changed = True
+    while changed and f != 0:
+        changed = False
+        for g in G:
+            q, r = divmod(f, g)  # flint's division by one polynomial, every term reduced
+            if q != 0:
+                f, changed = r, True
+                if f == 0:
+                    break
+    return f
+
+
+def _groebner_leads(
+    polys: list[dict[tuple[int, ...], int]], n_vars: int, p: int
+) -> list[tuple[int, ...]]:
+    """The leading monomials (degree-reverse-lexicographic) of a Gröbner basis over ``GF(p)``.
+
+    Buchberger's algorithm with its two criteria (coprime leading monomials; the chain
+    criterion: a pair whose leading-monomial lcm is divisible by a third element's, both of
+    whose pairs with it are done), pairs taken by the degree of their lcm, on flint's sparse
+    polynomials (Cox, Little and O'Shea, *Ideals, Varieties, and Algorithms*, §2.10).
+    """
+    names = tuple(f"z{i}" for i in range(n_vars))
+    ctx = flint.nmod_mpoly_ctx.get(names, ordering="degrevlex", modulus=p)
+    G: list[flint.nmod_mpoly] = []
+    leads: list[tuple[int, ...]] = []
+    pending: list[tuple[int, tuple[int, ...], int, int]] = []  # a heap: (deg lcm, lcm, i, j)
+    open_pairs: set[tuple[int, int]] = set()
+
+    def add(g: flint.nmod_mpoly) -> None:
+        m = g.monomial(0)
+        for i, lead in enumerate(leads):
+            lcm = tuple(max(x, y) for x, y in zip(lead, m))
+            heapq.heappush(pending, (sum(lcm), lcm, i, len(G)))
+            open_pairs.add((i, len(G)))
+        G.append(g * pow(int(g.leading_coefficient()), -1, p))
+        leads.append(m)
+
+    def done(i: int, k: int) -> bool:
+        return (min(i, k), max(i, k)) not in open_pairs
+
+    for f in polys:
+        g = _remainder(ctx.from_dict(f), G)
+        if g != 0:
+            add(g)
+    while pending:
+        _, lcm, i, j = heapq.heappop(pending)
+        open_pairs.discard((i, j))
+        if all(min(x, y) == 0 for x, y in zip(leads[i], leads[j])):
+            continue
+        if any(
+            k not in (i, j)
+            and all(x <= y for x, y in zip(leads[k], lcm))
+            and done(i, k)
+            and done(j, k)
+            for k in range(len(G))
+        ):
+            continue
+        s = G[i] * ctx.term(exp_vec=tuple(y - x for x, y in zip(leads[i], lcm))) - G[j] * ctx.term(
+            exp_vec=tuple(y - x for x, y in zip(leads[j], lcm))
+        )
+        h = _remainder(s, G)
+        if h != 0:
+            add(h)
+    return leads
+
+
 def _count_solutions(polys: list[dict[tuple[int, ...], int]], n_vars: int, p: int) -> int:
-    """The number of solutions (with multiplicity) over the algebraic closure of ``GF(p)``."""
-    xs = sympy.symbols(f"z0:{n_vars}")
-    exprs = [sympy.Poly.from_dict(f, *xs, modulus=p).as_expr() for f in polys if f]
-    G = sympy.groebner(exprs, *xs, modulus=p, order="grevlex")
-    leads = [g.monoms(order=grevlex)[0] for g in G.polys]
+    """The number of solutions (with multiplicity) over the algebraic closure of ``GF(p)``: the
+    standard monomials of a Gröbner basis."""
+    leads = _groebner_leads([f for f in polys if f], n_vars, p)
     count, frontier, seen = 0, [(0,) * n_vars], {(0,) * n_vars}
     while frontier:
         m = frontier.pop()

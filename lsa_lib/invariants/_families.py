@@ -40,12 +40,7 @@ def _det(M: Sequence[Sequence[Any]]) -> Any:
 
 def _minors(M: Sequence[Sequence[Any]], k: int) -> list[Any]:
     """All ``k × k`` minors."""
-    rows, cols = range(len(M)), range(len(M[0]))
-    return [
-        _det([[M[r][c] for c in C] for r in R])
-        for R in itertools.combinations(rows, k)
-        for C in itertools.combinations(cols, k)
-    ]
+    return [_expand(x) for x in _exact.minors(M, k)]
 
 
 def _linear(Y: Coordinates) -> list[Any]:
