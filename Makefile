@@ -7,6 +7,11 @@
 # Everything else here is a step of those two. `make test` does not need `make book` first.
 
 SHELL  := /bin/bash
+# One thread per process for torch and BLAS, everywhere: the notebooks' stored outputs are
+# computed so (the last digits of some float results depend on the number of threads), and
+# two test workers with two threads each would share two cores four ways. tests/conftest.py and
+# tools/run_notebook.py set the same when run by hand.
+export OMP_NUM_THREADS := 1
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin

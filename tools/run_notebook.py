@@ -9,6 +9,7 @@ metadata are dropped (cell ids are kept: they are stable) so the committed noteb
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+# The kernel computes on one thread, as `make` and the tests do (see the Makefile).
+os.environ["OMP_NUM_THREADS"] = "1"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 # tags (nbval, hiding) and mystnb (a figure's caption, name and alt text on the website)
 KEEP_CELL_METADATA = {"tags", "mystnb"}
