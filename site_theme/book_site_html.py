@@ -20,6 +20,10 @@ rewrites only some pages leaves the others as they were.
   (written by ``tools/make_atlas.py`` and ``tools/make_umbrella.py``). A browser does not let a
   page opened from the file system ``fetch`` them, so each gets a ``.js`` twin that registers
   the same data when loaded by a ``<script>`` tag (``site_theme/static/book_data.js``).
+* Formulas of the first screen: typeset while the site is written, by the same copy of MathJax
+  run in Node (``site_theme/prerender_math.js``), so that the first screen does not move when
+  MathJax arrives (TeX, then empty boxes, then formulas); their characters' style sheet is
+  bundled with the page's. Without Node the browser typesets them, at once.
 * Printed tables: an output whose lines are in columns is marked, so that on a phone it keeps
   its rows and scrolls sideways instead of wrapping them (``book.css``).
 * Accessible names: the sidebar's expand buttons get a name; summaries and the search field
@@ -300,7 +304,8 @@ def eager_math(page: str, characters: int = EAGER_CHARACTERS) -> str:
     typesets them at once, the others when the reader scrolls near them (a formula waiting
     for that is an empty box, which would make the first screen jump)."""
     start = page.find('<article class="bd-article"')
-    if start < 0 or EAGER_CLASS in page:
+    # (the class also appears in MathJax's configuration, which names the marked formulas)
+    if start < 0 or f'class="math {EAGER_CLASS} ' in page:
         return page
     end = page.find("</article>", start)
     out, seen, pos = [], 0, start
@@ -316,6 +321,39 @@ def eager_math(page: str, characters: int = EAGER_CHARACTERS) -> str:
         if seen >= characters:
             break
     return page[:start] + "".join(out) + page[pos:]
+
+
+_EAGER_MATH = re.compile(
+    rf'(<(span|div) class="math {EAGER_CLASS} notranslate nohighlight"[^>]*>'
+    r'(?:\s*<span class="eqno">.*?</span>)?)'
+    r"(\\\(|\\\[)(.*?)(?:\\\)|\\\])(</\2>)",
+    re.S,
+)
+
+
+def eager_formulas(page: str) -> list[tuple[str, bool]]:
+    """The formulas :func:`eager_math` marked, as ``(TeX, display)``."""
+    return [(html.unescape(m[4]), m[3] == "\\[") for m in _EAGER_MATH.finditer(page)]
+
+
+def prerendered_math(page: str, typeset: dict[tuple[str, bool], str], css_href: str) -> str:
+    """The first screen's formulas replaced by their typeset form (``typeset``: MathJax's
+    CommonHTML, written ahead of time by ``book_site_math.prerender``), and the style sheet
+    of their characters linked. Typeset in the browser, they would first show as TeX, then
+    as empty boxes (lazy typesetting), then as formulas: the first screen would move twice."""
+
+    def one(m: re.Match[str]) -> str:
+        done = typeset.get((html.unescape(m[4]), m[3] == "\\["))
+        if done is None:
+            return m[0]
+        return m[1] + done + m[5]
+
+    out = _EAGER_MATH.sub(one, page)
+    if out == page or css_href in page:
+        return out
+    tag = f'<link rel="stylesheet" type="text/css" href="{css_href}" />\n'
+    head = out.find("</head>")
+    return out[:head] + tag + out[head:]
 
 
 def math_on_demand(page: str, root: str, math: dict | None) -> str:
@@ -527,19 +565,50 @@ def strip_icon_classes(static: Path) -> None:
         css.write_text(kept, encoding="utf-8")
 
 
+def typeset_first_screens(
+    files: list[Path], static: Path, prerender: Callable[[list], tuple | None] | None
+) -> tuple[dict[tuple[str, bool], str], str | None]:
+    """The formulas of the pages' first screens typeset ahead of time (``prerender``: see
+    ``book_site_math.prerender``), and the style sheet of their characters, written to
+    ``_static`` under a name from its content (a page rewritten by a later, incremental build
+    links its own sheet; the earlier pages keep theirs)."""
+    formulas = sorted({f for file in files for f in eager_formulas(eager_math(file.read_text()))})
+    done = prerender(formulas) if prerender else None
+    if not done:
+        return {}, None
+    typeset = {f: h for f, h in zip(formulas, done[0], strict=True) if h}
+    name = f"book-math-{hashlib.sha256(done[1].encode()).hexdigest()[:10]}.css"
+    (static / name).write_text(done[1], encoding="utf-8")
+    return typeset, name
+
+
 def finish(
-    outdir: Path, data_folders: Iterable[str], pdf_name: str, math: dict | None = None
+    outdir: Path,
+    data_folders: Iterable[str],
+    pdf_name: str,
+    math: dict | None = None,
+    prerender: Callable[[list], tuple | None] | None = None,
 ) -> None:
     static = outdir / "_static"
     fa = static / "scripts" / "fontawesome.js"
     icons = read_icons(fa.read_text(encoding="utf-8")) if fa.exists() else {}
     bundles: dict = {}
+    files = pages(outdir)
+    typeset, math_css = typeset_first_screens(files, static, prerender)
+
+    def first_screen(t: str, d: Path) -> str:
+        if not math_css:
+            return t
+        href = Path(os.path.relpath(static / math_css, d)).as_posix()
+        return prerendered_math(t, typeset, href)
+
     steps: list[Callable[[str, Path], str]] = [
         lambda t, d: inline_icons(t, icons) if icons else t,
         lambda t, d: defer_scripts(t, static, d),
         lambda t, d: lazy_images(t, d),
         lambda t, d: mark_text_tables(t),
         lambda t, d: eager_math(t),
+        first_screen,
         lambda t, d: math_on_demand(t, "../" * len(d.relative_to(outdir).parts), math),
         lambda t, d: accessible_names(t),
         lambda t, d: print_title(t),
@@ -551,7 +620,7 @@ def finish(
     subset_icon_fonts(static)
     strip_icon_classes(static)
     shrink_pngs(outdir / "_images", outdir.parent / "png-cache")
-    for file in pages(outdir):
+    for file in files:
         text = original = file.read_text(encoding="utf-8")
         for step in steps:
             text = step(text, file.parent)

@@ -15,6 +15,9 @@ order and then marked as loaded, which is what MathJax's own combined files do.
 from __future__ import annotations
 
 import copy
+import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +77,41 @@ def write_bundle(es5: Path) -> Path:
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         target.write_text(text, encoding="utf-8")
     return target
+
+
+# ------------------------------------------------------------------------------------------
+# the first screen's formulas, typeset while the site is written
+# ------------------------------------------------------------------------------------------
+
+PRERENDER_JS = Path(__file__).with_name("prerender_math.js")
+PRERENDERED_CSS = "book-prerendered.css"
+# MathJax scales its font to the x-height of the text around a formula; for the theme's
+# text font it measures 123.7 % (the browser's own typesetting writes that size on each formula)
+SCALE = 1.237
+FONT_URL = "mathjax/output/chtml/fonts/woff-v2"  # the style sheet is written to _static
+
+
+def prerender(formulas: list[tuple[str, bool]], es5: Path) -> tuple[list[str | None], str] | None:
+    """Each formula ``(TeX, display)`` as MathJax's CommonHTML (None where MathJax reports an
+    error: the browser typesets that one), and the style sheet of their characters; None when
+    Node is missing (then the browser typesets every formula)."""
+    node = shutil.which("node")
+    if node is None or not formulas:
+        return None
+    job = {
+        "mathjax": str(es5.resolve()),
+        "scale": SCALE,
+        "fontURL": FONT_URL,
+        "packages": TEX_PACKAGES,
+        "formulas": formulas,
+    }
+    done = subprocess.run(
+        [node, str(PRERENDER_JS)],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    out = json.loads(done.stdout)
+    return out["html"], out["css"]
