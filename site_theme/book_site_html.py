@@ -29,6 +29,8 @@ rewrites only some pages leaves the others as they were.
 * Accessible names: the sidebar's expand buttons get a name; summaries and the search field
   lose labels that contradict their visible text; the bibliography's list gets valid roles.
 * Print: the printed title keeps its chapter number; the footer links the book's PDF.
+* Colour theme: set in the head to the one the theme's script will set once the page is
+  parsed (it restyled the whole page on load).
 """
 
 from __future__ import annotations
@@ -475,6 +477,27 @@ def _attr(text: str) -> str:
 # ------------------------------------------------------------------------------------------
 
 
+_THEME_SETUP = re.compile(
+    r'document\.documentElement\.dataset\.theme = localStorage\.getItem\("theme"\) \|\| "(\w+)";'
+)
+
+
+def early_theme(page: str) -> str:
+    """The theme's first lines in the head set the colour theme to the stored one or to
+    ``auto``, which no style rule matches, and its script then sets ``light`` or ``dark`` once
+    the page is parsed, which restyles the whole page on load. Here the head sets the theme its
+    script will set: the mode's own (light, dark), or the reader's system's for ``auto``."""
+
+    def one(m: re.Match[str]) -> str:
+        return (
+            f'document.documentElement.dataset.theme = ((m) => m === "light" || m === "dark" ? m'
+            ' : matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light")'
+            f'(localStorage.getItem("mode") || "{m[1]}");'
+        )
+
+    return _THEME_SETUP.sub(one, page)
+
+
 def print_title(page: str) -> str:
     """The printed title (the theme's ``#jb-print-docs-body`` heading) with the page's number."""
     number = re.search(
@@ -612,6 +635,7 @@ def finish(
         lambda t, d: math_on_demand(t, "../" * len(d.relative_to(outdir).parts), math),
         lambda t, d: accessible_names(t),
         lambda t, d: print_title(t),
+        lambda t, d: early_theme(t),
         lambda t, d: pdf_link(t, "../" * len(d.relative_to(outdir).parts), pdf_name),
         lambda t, d: bundle_styles(t, d, static, bundles),
     ]

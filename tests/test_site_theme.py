@@ -103,6 +103,15 @@ def test_first_screen_formulas_are_typeset_ahead_of_time():
     assert h.prerendered_math(out, typeset, "../_static/m.css") == out
 
 
+def test_the_head_sets_the_colour_theme_the_script_will_set():
+    head = (
+        '<script>document.documentElement.dataset.theme = localStorage.getItem("theme") || "auto";'
+    )
+    out = h.early_theme(head)
+    assert "prefers-color-scheme: dark" in out and 'getItem("mode") || "auto"' in out
+    assert h.early_theme(out) == out
+
+
 def test_pictures_get_their_size_and_load_lazily(tmp_path):
     png = (
         b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + (800).to_bytes(4, "big") + (600).to_bytes(4, "big")
