@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -114,4 +115,8 @@ def prerender(formulas: list[tuple[str, bool]], es5: Path) -> tuple[list[str | N
         timeout=600,
     )
     out = json.loads(done.stdout)
-    return out["html"], out["css"]
+    # each character's box has its size from the style sheet, not from the font: drawn at once
+    # in a fallback font and redrawn in MathJax's when it arrives, a formula does not move, and
+    # the paragraph around it does not wait for the font to be painted
+    css = re.sub(r"(@font-face[^{]*\{)", r"\1\n  font-display: swap;", out["css"])
+    return out["html"], css
