@@ -42,6 +42,10 @@ PARTS = [
     ("a11y/assistive-mml", "a11y/assistive-mml.js"),
 ]
 TEX_PACKAGES = ["ams", "newcommand", "require", "autoload"]
+# MathJax scales its font to the x-height of the text around a formula; for the theme's
+# text font it measures 123.7 % in a paragraph: every formula gets that size, in the browser
+# and ahead of time
+SCALE = 1.237
 
 
 def config(user: dict[str, Any] | None) -> dict[str, Any]:
@@ -55,6 +59,11 @@ def config(user: dict[str, Any] | None) -> dict[str, Any]:
     # once; the others when they come within 200 px of the screen. ("head" matches on every
     # page: MathJax 3.2.2 fails on a page where none of these selectors matches.)
     out.setdefault("options", {}).setdefault("lazyAlwaysTypeset", [f".{EAGER_CLASS}", "head"])
+    # one size for every formula, the one of the formulas typeset ahead of time (MathJax's own
+    # matching of the text's x-height gave 123.7 % in paragraphs, 127 % in boxes and lists)
+    chtml = out.setdefault("chtml", {})
+    chtml.setdefault("scale", SCALE)
+    chtml.setdefault("matchFontHeight", False)
     return out
 
 
@@ -86,9 +95,6 @@ def write_bundle(es5: Path) -> Path:
 
 PRERENDER_JS = Path(__file__).with_name("prerender_math.js")
 PRERENDERED_CSS = "book-prerendered.css"
-# MathJax scales its font to the x-height of the text around a formula; for the theme's
-# text font it measures 123.7 % (the browser's own typesetting writes that size on each formula)
-SCALE = 1.237
 FONT_URL = "mathjax/output/chtml/fonts/woff-v2"  # the style sheet is written to _static
 
 
