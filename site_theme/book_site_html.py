@@ -327,7 +327,7 @@ def eager_math(page: str, characters: int = EAGER_CHARACTERS) -> str:
 
 _EAGER_MATH = re.compile(
     rf'(<(span|div) class="math {EAGER_CLASS} notranslate nohighlight"[^>]*>'
-    r'(?:\s*<span class="eqno">.*?</span>)?)'
+    r'(?:\s*<span class="eqno">.*?</span>)?\s*)'
     r"(\\\(|\\\[)(.*?)(?:\\\)|\\\])(</\2>)",
     re.S,
 )

@@ -93,9 +93,10 @@ def test_first_screen_formulas_are_typeset_ahead_of_time():
         '<div class="math notranslate nohighlight" id="equation-e">\n<span class="eqno">(1.1)'
         '<a class="headerlink" href="#equation-e">#</a></span>\\[\nx\n\\]</div>'
     )
-    page = f'<head></head><article class="bd-article"><p>{inline}</p>{display}</article>'
+    plain = '<div class="math notranslate nohighlight">\n\\[y\\]</div>'
+    page = f'<head></head><article class="bd-article"><p>{inline}</p>{display}{plain}</article>'
     eager = h.eager_math(page)
-    assert h.eager_formulas(eager) == [("a < b", False), ("\nx\n", True)]
+    assert h.eager_formulas(eager) == [("a < b", False), ("\nx\n", True), ("y", True)]
     typeset = {("a < b", False): "<mjx-container>A</mjx-container>"}
     out = h.prerendered_math(eager, typeset, "../_static/m.css")
     assert "<mjx-container>A</mjx-container></span>" in out and "\\[\nx\n\\]</div>" in out
