@@ -297,27 +297,52 @@ def lazy_images(page: str, page_dir: Path) -> str:
 # ------------------------------------------------------------------------------------------
 
 EAGER_CLASS = "book-eager"
-EAGER_CHARACTERS = 3000  # about a desktop screen of text, two phone screens
+EAGER_CHARACTERS = 3000  # about a desktop screen of text, two phone screens (30 lines)
 _MATH_OPEN = re.compile(r'<(span|div) class="math notranslate nohighlight"')
+# the first screen is measured in lines of LINE characters (a desktop line): a paragraph, list
+# item, table cell (a narrow column wraps; not the cells' paragraphs) or heading starts a new
+# line, as does each line of code; a display formula takes two more lines, a picture four;
+# what a folded box (<details>, a hidden code cell) holds is not shown
+LINE = 100
+_NEW_LINE = re.compile(r"<(p|li|tr|td|th|dt|dd|h[1-6]|pre|figcaption)[\s>]")
+_TALL = {'<div class="math notranslate': 2 * LINE, "<img": 4 * LINE}
 
 
 def eager_math(page: str, characters: int = EAGER_CHARACTERS) -> str:
-    """Mark the formulas among the first ``characters`` of the article's text: MathJax
-    typesets them at once, the others when the reader scrolls near them (a formula waiting
-    for that is an empty box, which would make the first screen jump)."""
+    """Mark the formulas within about the first ``characters`` of the article's text (counted
+    in lines, see LINE): they are typeset ahead of time (book_site_math.prerender), or by
+    MathJax at once, the others when the reader scrolls near them (a formula waiting for that
+    is an empty box, which would make the first screen jump)."""
     start = page.find('<article class="bd-article"')
     # (the class also appears in MathJax's configuration, which names the marked formulas)
     if start < 0 or f'class="math {EAGER_CLASS} ' in page:
         return page
     end = page.find("</article>", start)
-    out, seen, pos = [], 0, start
+    out, seen, pos, folded, code, row = [], 0, start, 0, 0, 0
+
+    def new_line(seen: int) -> int:
+        return -(-seen // LINE) * LINE
+
     for m in re.finditer(r"<[^>]+>|[^<]+", page[start:end]):
         token = m[0]
         if token.startswith("<"):
-            if seen < characters and _MATH_OPEN.match(token):
-                token = token.replace('class="math ', f'class="math {EAGER_CLASS} ', 1)
-        else:
-            seen += len(token.strip())
+            opens_fold = token.startswith("<details")
+            row += token.startswith("<tr") - token.startswith("</tr")
+            if not folded:
+                # (the paragraphs of a table's cells sit side by side, on the row's line)
+                starts = _NEW_LINE.match(token)
+                if opens_fold or (starts and (not row or starts[1] in ("tr", "td", "th"))):
+                    seen = new_line(seen)
+                seen += next((n for tag, n in _TALL.items() if token.startswith(tag)), 0)
+                if seen < characters and _MATH_OPEN.match(token):
+                    token = token.replace('class="math ', f'class="math {EAGER_CLASS} ', 1)
+            folded += opens_fold - token.startswith("</details")
+            code += token.startswith("<pre") - token.startswith("</pre")
+        elif not folded:
+            lines = token.split("\n") if code else [token]
+            seen += len(lines[0].strip())
+            for line in lines[1:]:
+                seen = new_line(seen) + len(line.strip())
         out.append(token)
         pos = start + m.end()
         if seen >= characters:
