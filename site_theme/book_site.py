@@ -13,7 +13,8 @@
   figures with their sizes, ``.js`` twins of the interactive pages' data for ``file://``.
 * MathJax: one file with exactly the parts the book uses (TeX input with the AMS macros,
   CommonHTML output, hidden MathML for screen readers, lazy typesetting: a formula is typeset
-  when it comes near the screen, so long pages do not freeze), written from the npm copy.
+  when it comes near the screen, so long pages do not freeze), written from the npm copy; the
+  formulas of each page's first screen are typeset ahead of time with it (in Node).
 * Search: the theme's search tools and the search index load on the search page only (the
   other pages' search box sends the reader there).
 * The PDF: the download menu of every page links the book's PDF (``book.pdf`` at the site's
@@ -98,6 +99,9 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
         DATA_FOLDERS,
         PDF_NAME,
         math={"src": f"_static/{app.config.mathjax_path}", "config": app.config.mathjax3_config},
+        prerender=lambda formulas: book_site_math.prerender(
+            formulas, outdir / "_static" / "mathjax"
+        ),
     )
     # the PDF, when `make pdf` has built it (the html build does not run LaTeX)
     pdf = Path(app.outdir).parent / "latex" / PDF_NAME

@@ -20,11 +20,17 @@ rewrites only some pages leaves the others as they were.
   (written by ``tools/make_atlas.py`` and ``tools/make_umbrella.py``). A browser does not let a
   page opened from the file system ``fetch`` them, so each gets a ``.js`` twin that registers
   the same data when loaded by a ``<script>`` tag (``site_theme/static/book_data.js``).
+* Formulas of the first screen: typeset while the site is written, by the same copy of MathJax
+  run in Node (``site_theme/prerender_math.js``), so that the first screen does not move when
+  MathJax arrives (TeX, then empty boxes, then formulas); their characters' style sheet is
+  bundled with the page's. Without Node the browser typesets them, at once.
 * Printed tables: an output whose lines are in columns is marked, so that on a phone it keeps
   its rows and scrolls sideways instead of wrapping them (``book.css``).
 * Accessible names: the sidebar's expand buttons get a name; summaries and the search field
   lose labels that contradict their visible text; the bibliography's list gets valid roles.
 * Print: the printed title keeps its chapter number; the footer links the book's PDF.
+* Colour theme: set in the head to the one the theme's script will set once the page is
+  parsed (it restyled the whole page on load).
 """
 
 from __future__ import annotations
@@ -291,31 +297,90 @@ def lazy_images(page: str, page_dir: Path) -> str:
 # ------------------------------------------------------------------------------------------
 
 EAGER_CLASS = "book-eager"
-EAGER_CHARACTERS = 3000  # about a desktop screen of text, two phone screens
+EAGER_CHARACTERS = 3000  # about a desktop screen of text, two phone screens (30 lines)
 _MATH_OPEN = re.compile(r'<(span|div) class="math notranslate nohighlight"')
+# the first screen is measured in lines of LINE characters (a desktop line): a paragraph, list
+# item, table cell (a narrow column wraps; not the cells' paragraphs) or heading starts a new
+# line, as does each line of code; a display formula takes two more lines, a picture four;
+# what a folded box (<details>, a hidden code cell) holds is not shown
+LINE = 100
+_NEW_LINE = re.compile(r"<(p|li|tr|td|th|dt|dd|h[1-6]|pre|figcaption)[\s>]")
+_TALL = {'<div class="math notranslate': 2 * LINE, "<img": 4 * LINE}
 
 
 def eager_math(page: str, characters: int = EAGER_CHARACTERS) -> str:
-    """Mark the formulas among the first ``characters`` of the article's text: MathJax
-    typesets them at once, the others when the reader scrolls near them (a formula waiting
-    for that is an empty box, which would make the first screen jump)."""
+    """Mark the formulas within about the first ``characters`` of the article's text (counted
+    in lines, see LINE): they are typeset ahead of time (book_site_math.prerender), or by
+    MathJax at once, the others when the reader scrolls near them (a formula waiting for that
+    is an empty box, which would make the first screen jump)."""
     start = page.find('<article class="bd-article"')
-    if start < 0 or EAGER_CLASS in page:
+    # (the class also appears in MathJax's configuration, which names the marked formulas)
+    if start < 0 or f'class="math {EAGER_CLASS} ' in page:
         return page
     end = page.find("</article>", start)
-    out, seen, pos = [], 0, start
+    out, seen, pos, folded, code, row = [], 0, start, 0, 0, 0
+
+    def new_line(seen: int) -> int:
+        return -(-seen // LINE) * LINE
+
     for m in re.finditer(r"<[^>]+>|[^<]+", page[start:end]):
         token = m[0]
         if token.startswith("<"):
-            if seen < characters and _MATH_OPEN.match(token):
-                token = token.replace('class="math ', f'class="math {EAGER_CLASS} ', 1)
-        else:
-            seen += len(token.strip())
+            opens_fold = token.startswith("<details")
+            row += token.startswith("<tr") - token.startswith("</tr")
+            if not folded:
+                # (the paragraphs of a table's cells sit side by side, on the row's line)
+                starts = _NEW_LINE.match(token)
+                if opens_fold or (starts and (not row or starts[1] in ("tr", "td", "th"))):
+                    seen = new_line(seen)
+                seen += next((n for tag, n in _TALL.items() if token.startswith(tag)), 0)
+                if seen < characters and _MATH_OPEN.match(token):
+                    token = token.replace('class="math ', f'class="math {EAGER_CLASS} ', 1)
+            folded += opens_fold - token.startswith("</details")
+            code += token.startswith("<pre") - token.startswith("</pre")
+        elif not folded:
+            lines = token.split("\n") if code else [token]
+            seen += len(lines[0].strip())
+            for line in lines[1:]:
+                seen = new_line(seen) + len(line.strip())
         out.append(token)
         pos = start + m.end()
         if seen >= characters:
             break
     return page[:start] + "".join(out) + page[pos:]
+
+
+_EAGER_MATH = re.compile(
+    rf'(<(span|div) class="math {EAGER_CLASS} notranslate nohighlight"[^>]*>'
+    r'(?:\s*<span class="eqno">.*?</span>)?\s*)'
+    r"(\\\(|\\\[)(.*?)(?:\\\)|\\\])(</\2>)",
+    re.S,
+)
+
+
+def eager_formulas(page: str) -> list[tuple[str, bool]]:
+    """The formulas :func:`eager_math` marked, as ``(TeX, display)``."""
+    return [(html.unescape(m[4]), m[3] == "\\[") for m in _EAGER_MATH.finditer(page)]
+
+
+def prerendered_math(page: str, typeset: dict[tuple[str, bool], str], css_href: str) -> str:
+    """The first screen's formulas replaced by their typeset form (``typeset``: MathJax's
+    CommonHTML, written ahead of time by ``book_site_math.prerender``), and the style sheet
+    of their characters linked. Typeset in the browser, they would first show as TeX, then
+    as empty boxes (lazy typesetting), then as formulas: the first screen would move twice."""
+
+    def one(m: re.Match[str]) -> str:
+        done = typeset.get((html.unescape(m[4]), m[3] == "\\["))
+        if done is None:
+            return m[0]
+        return m[1] + done + m[5]
+
+    out = _EAGER_MATH.sub(one, page)
+    if out == page or css_href in page:
+        return out
+    tag = f'<link rel="stylesheet" type="text/css" href="{css_href}" />\n'
+    head = out.find("</head>")
+    return out[:head] + tag + out[head:]
 
 
 def math_on_demand(page: str, root: str, math: dict | None) -> str:
@@ -437,6 +502,27 @@ def _attr(text: str) -> str:
 # ------------------------------------------------------------------------------------------
 
 
+_THEME_SETUP = re.compile(
+    r'document\.documentElement\.dataset\.theme = localStorage\.getItem\("theme"\) \|\| "(\w+)";'
+)
+
+
+def early_theme(page: str) -> str:
+    """The theme's first lines in the head set the colour theme to the stored one or to
+    ``auto``, which no style rule matches, and its script then sets ``light`` or ``dark`` once
+    the page is parsed, which restyles the whole page on load. Here the head sets the theme its
+    script will set: the mode's own (light, dark), or the reader's system's for ``auto``."""
+
+    def one(m: re.Match[str]) -> str:
+        return (
+            f'document.documentElement.dataset.theme = ((m) => m === "light" || m === "dark" ? m'
+            ' : matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light")'
+            f'(localStorage.getItem("mode") || "{m[1]}");'
+        )
+
+    return _THEME_SETUP.sub(one, page)
+
+
 def print_title(page: str) -> str:
     """The printed title (the theme's ``#jb-print-docs-body`` heading) with the page's number."""
     number = re.search(
@@ -527,22 +613,54 @@ def strip_icon_classes(static: Path) -> None:
         css.write_text(kept, encoding="utf-8")
 
 
+def typeset_first_screens(
+    files: list[Path], static: Path, prerender: Callable[[list], tuple | None] | None
+) -> tuple[dict[tuple[str, bool], str], str | None]:
+    """The formulas of the pages' first screens typeset ahead of time (``prerender``: see
+    ``book_site_math.prerender``), and the style sheet of their characters, written to
+    ``_static`` under a name from its content (a page rewritten by a later, incremental build
+    links its own sheet; the earlier pages keep theirs)."""
+    formulas = sorted({f for file in files for f in eager_formulas(eager_math(file.read_text()))})
+    done = prerender(formulas) if prerender else None
+    if not done:
+        return {}, None
+    typeset = {f: h for f, h in zip(formulas, done[0], strict=True) if h}
+    name = f"book-math-{hashlib.sha256(done[1].encode()).hexdigest()[:10]}.css"
+    (static / name).write_text(done[1], encoding="utf-8")
+    return typeset, name
+
+
 def finish(
-    outdir: Path, data_folders: Iterable[str], pdf_name: str, math: dict | None = None
+    outdir: Path,
+    data_folders: Iterable[str],
+    pdf_name: str,
+    math: dict | None = None,
+    prerender: Callable[[list], tuple | None] | None = None,
 ) -> None:
     static = outdir / "_static"
     fa = static / "scripts" / "fontawesome.js"
     icons = read_icons(fa.read_text(encoding="utf-8")) if fa.exists() else {}
     bundles: dict = {}
+    files = pages(outdir)
+    typeset, math_css = typeset_first_screens(files, static, prerender)
+
+    def first_screen(t: str, d: Path) -> str:
+        if not math_css:
+            return t
+        href = Path(os.path.relpath(static / math_css, d)).as_posix()
+        return prerendered_math(t, typeset, href)
+
     steps: list[Callable[[str, Path], str]] = [
         lambda t, d: inline_icons(t, icons) if icons else t,
         lambda t, d: defer_scripts(t, static, d),
         lambda t, d: lazy_images(t, d),
         lambda t, d: mark_text_tables(t),
         lambda t, d: eager_math(t),
+        first_screen,
         lambda t, d: math_on_demand(t, "../" * len(d.relative_to(outdir).parts), math),
         lambda t, d: accessible_names(t),
         lambda t, d: print_title(t),
+        lambda t, d: early_theme(t),
         lambda t, d: pdf_link(t, "../" * len(d.relative_to(outdir).parts), pdf_name),
         lambda t, d: bundle_styles(t, d, static, bundles),
     ]
@@ -551,7 +669,7 @@ def finish(
     subset_icon_fonts(static)
     strip_icon_classes(static)
     shrink_pngs(outdir / "_images", outdir.parent / "png-cache")
-    for file in pages(outdir):
+    for file in files:
         text = original = file.read_text(encoding="utf-8")
         for step in steps:
             text = step(text, file.parent)

@@ -87,6 +87,32 @@ def test_first_screen_formulas_are_marked_eager():
     assert h.eager_math(out, characters=100) == out
 
 
+def test_first_screen_formulas_are_typeset_ahead_of_time():
+    inline = '<span class="math notranslate nohighlight">\\(a &lt; b\\)</span>'
+    display = (
+        '<div class="math notranslate nohighlight" id="equation-e">\n<span class="eqno">(1.1)'
+        '<a class="headerlink" href="#equation-e">#</a></span>\\[\nx\n\\]</div>'
+    )
+    plain = '<div class="math notranslate nohighlight">\n\\[y\\]</div>'
+    page = f'<head></head><article class="bd-article"><p>{inline}</p>{display}{plain}</article>'
+    eager = h.eager_math(page)
+    assert h.eager_formulas(eager) == [("a < b", False), ("\nx\n", True), ("y", True)]
+    typeset = {("a < b", False): "<mjx-container>A</mjx-container>"}
+    out = h.prerendered_math(eager, typeset, "../_static/m.css")
+    assert "<mjx-container>A</mjx-container></span>" in out and "\\[\nx\n\\]</div>" in out
+    assert out.count('href="../_static/m.css"') == 1
+    assert h.prerendered_math(out, typeset, "../_static/m.css") == out
+
+
+def test_the_head_sets_the_colour_theme_the_script_will_set():
+    head = (
+        '<script>document.documentElement.dataset.theme = localStorage.getItem("theme") || "auto";'
+    )
+    out = h.early_theme(head)
+    assert "prefers-color-scheme: dark" in out and 'getItem("mode") || "auto"' in out
+    assert h.early_theme(out) == out
+
+
 def test_pictures_get_their_size_and_load_lazily(tmp_path):
     png = (
         b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + (800).to_bytes(4, "big") + (600).to_bytes(4, "big")
@@ -200,3 +226,11 @@ def test_mathjax_bundle_has_its_parts_in_order():
     config = book_site_math.config({"options": {"processHtmlClass": "math"}})
     assert config["options"]["processHtmlClass"] == "math" and config["loader"]["load"] == []
     assert config["options"]["lazyAlwaysTypeset"][0] == "." + h.EAGER_CLASS
+    # ahead of time, as the browser would (Node runs the same copy of MathJax)
+    done = book_site_math.prerender([("x^2", False), ("\\undefinedmacro", False)], es5)
+    if done is None:
+        pytest.skip("no Node")
+    (html_x, failed), css = done
+    assert html_x.startswith('<mjx-container class="MathJax" jax="CHTML"') and failed is None
+    assert "font-size: 123.7%" in html_x and "mjx-assistive-mml" in html_x
+    assert "mjx-c.mjx-c1D465.TEX-I::before" in css

@@ -13,6 +13,9 @@
  *   focusable, so that it can be scrolled from the keyboard; a formula that fits is neither
  *   cut nor scrollable. Checked when MathJax has typeset a formula and when the window
  *   changes size.
+ * - MathJax in steps: the formulas of the first screen arrive typeset (book_site_math); MathJax
+ *   finds the others a few at a time, yielding to the browser between steps, instead of in
+ *   one long task that freezes a phone for the better part of a second.
  * - MathJax on demand: a page without formulas of its own does not load MathJax; when a
  *   formula of its sidebar (a page title) comes into view, MathJax is loaded to typeset it.
  * - Print: a display equation wider than the printed column is scaled to fit it (also one
@@ -22,6 +25,26 @@
  */
 (function () {
   "use strict";
+
+  // ---- MathJax in steps ------------------------------------------------------------------
+  // (book.js runs before the deferred MathJax bundle, which reads this configuration)
+  const STEP = 10; // formulas found per step
+  const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+  function typesetInSteps() {
+    const MathJax = window.MathJax;
+    const waiting = [...document.querySelectorAll(".math")].filter((e) => !e.querySelector("mjx-container"));
+    let done = nextTask();
+    for (let i = 0; i < waiting.length; i += STEP) {
+      const step = waiting.slice(i, i + STEP);
+      done = done.then(() => MathJax.typesetPromise(step)).then(nextTask);
+    }
+    // then the whole page, as MathJax would have read it (anything outside those boxes)
+    return done.then(() => MathJax.typesetPromise([document.body]));
+  }
+  if (window.MathJax && !window.MathJax.version) {
+    const startup = (window.MathJax.startup = window.MathJax.startup || {});
+    if (!startup.pageReady) startup.pageReady = typesetInSteps;
+  }
 
   // ---- data of the interactive pages -----------------------------------------------------
   const pending = new Map();
@@ -102,9 +125,15 @@
     return el.scrollWidth > el.clientWidth + 1;
   }
 
-  function mark(el) {
-    if (!el.getClientRects().length) return; // not shown (a closed drawer, a folded cell)
-    const wide = isWide(el);
+  // measured for a whole batch first, then changed: a change between two measurements would
+  // make the browser lay the page out again for each box
+  function measure(el) {
+    if (!el.getClientRects().length) return null; // not shown (a closed drawer, a folded cell)
+    return isWide(el);
+  }
+
+  function mark(el, wide) {
+    if (wide === null) return;
     el.classList.toggle("book-scroll", wide);
     // (the theme gives boxes that do not overflow tabindex="-1", and revises it 300 ms after a
     // resize: a box that has become wide takes the focus now)
@@ -126,7 +155,8 @@
         frame = 0;
         const batch = [...queued];
         queued.clear();
-        batch.forEach(mark);
+        const wide = batch.map(measure);
+        batch.forEach((el, i) => mark(el, wide[i]));
       });
   }
   self.bookMarkScrollers = () => queue(document.querySelectorAll(SCROLLERS));
@@ -138,7 +168,8 @@
       const els = new Set();
       for (const r of records)
         for (const node of r.addedNodes)
-          if (node.nodeName === "MJX-CONTAINER") {
+          // (not the empty box that stands for a formula until it comes near the screen)
+          if (node.nodeName === "MJX-CONTAINER" && !(node.firstChild && node.firstChild.nodeName === "MJX-LAZY")) {
             const box = node.matches('[display="true"]') ? node : node.closest("span.math");
             if (box) els.add(box);
             // the typeset formula may have widened the table or output around it
