@@ -97,7 +97,7 @@ TESTLOG := _build/test
 PARTS := lint unit site-check browser-check launch-check
 test: $(STAMP)
 	@mkdir -p $(TESTLOG) && rm -f $(TESTLOG)/*.rc
-	@echo "[make test] $$(nproc) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
+	@echo "[make test] $$(nproc --all) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory _part PART=launch-check SHOW=no & \
 	$(MAKE) --no-print-directory _part PART=site-check SHOW=no & site=$$!; \
