@@ -17,13 +17,39 @@ import os
 os.environ["OMP_NUM_THREADS"] = "1"
 
 import json
+import tempfile
+import uuid
 from collections import defaultdict
 from pathlib import Path
 
 import matplotlib
+import nbval.kernel
 from hypothesis import HealthCheck, settings
 
 matplotlib.use("Agg")
+
+
+# ------------------------------------------------------------------------------------------
+# Notebook kernels over Unix sockets
+# ------------------------------------------------------------------------------------------
+# Over TCP, each kernel's ports are picked free by one process and bound a moment later by the
+# kernel; with two test workers and the launch check starting kernels at once, two kernels can
+# pick the same port, and the second dies before it answers ("Kernel died before replying to
+# kernel_info"). A socket file with a name of its own cannot be taken by another kernel.
+def kernel_socket_base() -> str:
+    """A path prefix, unique to one kernel, for the socket files of its channels."""
+    return os.path.join(tempfile.gettempdir(), f"lsa-kernel-{uuid.uuid4().hex[:12]}")
+
+
+class _SocketKernelManager(nbval.kernel.KernelManager):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("transport", "ipc")
+        kwargs.setdefault("ip", kernel_socket_base())
+        super().__init__(**kwargs)
+
+
+nbval.kernel.KernelManager = _SocketKernelManager  # the class nbval starts its kernels with
+
 
 settings.register_profile(
     "ci",

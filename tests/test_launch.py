@@ -51,6 +51,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import kernel_socket_base
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -380,15 +381,23 @@ class Venv:
             | {"VIRTUAL_ENV": str(self.path), "PATH": _env(self.path)["PATH"]},
         }
         (kernels / "fresh" / "kernel.json").write_text(json.dumps(spec))
+        sockets = kernel_socket_base()  # not TCP ports, which the tests' other kernels may take
         km = KernelManager(
-            kernel_name="fresh", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)])
+            kernel_name="fresh",
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(kernels)]),
+            transport="ipc",
+            ip=sockets,
         )
         client = NotebookClient(
             nb, km=km, timeout=600, allow_errors=allow_errors,
             resources={"metadata": {"path": str(cwd)}},
         )  # fmt: skip
         start = time.perf_counter()
-        client.execute()
+        try:
+            client.execute()
+        finally:
+            for socket in Path(sockets).parent.glob(Path(sockets).name + "-*"):
+                socket.unlink(missing_ok=True)
         return time.perf_counter() - start
 
 
