@@ -133,24 +133,22 @@ def minors(M: Any, k: int) -> list[Any]:
     scales = [math.lcm(*(Fraction(x).denominator for x in row)) for row in A]
     Z = [[int(x * s) for x in row] for row, s in zip(A, scales)]
     if k == m:  # one column set: the minors of the row sets
+        row_sets = list(itertools.combinations(range(n), k))
         values = _maximal_minors(Z)
     elif k == n:  # one row set: the minors of the column sets
         values = _maximal_minors([list(col) for col in zip(*Z)])
+        row_sets = [tuple(range(n))] * len(values)
     else:
-        values = [
-            int(flint.fmpz_mat([[Z[r][c] for c in C] for r in R]).det())
+        pairs = [
+            (R, C)
             for R in itertools.combinations(range(n), k)
             for C in itertools.combinations(range(m), k)
         ]
+        row_sets = [R for R, _ in pairs]
+        values = [int(flint.fmpz_mat([[Z[r][c] for c in C] for r in R]).det()) for R, C in pairs]
     if kind == "int":
         return values
-    if k == m:
-        rows: Any = itertools.combinations(range(n), k)
-    elif k == n:
-        rows = itertools.repeat(tuple(range(n)), len(values))
-    else:
-        rows = (R for R in itertools.combinations(range(n), k) for _ in range(math.comb(m, k)))
-    return [Fraction(v, math.prod(scales[r] for r in R)) for v, R in zip(values, rows)]
+    return [Fraction(v, math.prod(scales[r] for r in R)) for v, R in zip(values, row_sets)]
 
 
 def _maximal_minors(Z: list[list[int]]) -> list[int]:

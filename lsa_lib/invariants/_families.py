@@ -135,7 +135,7 @@ def _syzygies(Y: Coordinates) -> list[Any]:
     out = []
     for n in Y.contexts:
         flat = _flattening(Y, n)
-        minors = [_det([flat[r] for r in R]) for R in itertools.combinations(range(len(flat)), Y.d)]
+        minors = _minors(flat, Y.d)  # the maximal minors, row sets in lexicographic order
         for c in kernel:
             out.append(_expand(sum(ci * m for ci, m in zip(c, minors) if ci)))
     return out
