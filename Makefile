@@ -12,6 +12,11 @@ SHELL  := /bin/bash
 # two test workers with two threads each would share two cores four ways. tests/conftest.py and
 # tools/run_notebook.py set the same when run by hand.
 export OMP_NUM_THREADS := 1
+# Python keeps the bytecode of each module it imports, written once into the environment (the
+# set-up installs without compiling, below). Where the environment sets PYTHONDONTWRITEBYTECODE,
+# every process (each notebook's kernel, each test worker) would compile torch, SymPy and
+# matplotlib from source again: about 5 s of CPU per process.
+unexport PYTHONDONTWRITEBYTECODE
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
