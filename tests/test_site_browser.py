@@ -205,14 +205,26 @@ class Watched:
                 "async () => { const d = MathJax.startup.document;"
                 " if (d.lazyTypesetAll) await d.lazyTypesetAll(); }"
             )
-        page.wait_for_timeout(150)  # book.js marks wide boxes in the next frame
+        _after_frames(page)  # book.js marks wide boxes in the next frame
 
     def resize(self, width: int) -> None:
         self.page.set_viewport_size({"width": width, "height": 900 if width > 600 else 844})
-        self.page.wait_for_timeout(250)  # book.js's resize handler waits 100 ms, then a frame
+        # book.js's resize handler waits 100 ms, then marks the boxes in the next frame
+        _after_frames(self.page, delay_ms=110)
 
     def close(self) -> None:
         self.context.close()
+
+
+def _after_frames(page, delay_ms: int = 0, frames: int = 2) -> None:
+    """Return once ``delay_ms`` have passed and then ``frames`` frames have been drawn."""
+    page.evaluate(
+        """([delay, frames]) => new Promise((done) => setTimeout(() => {
+          const next = (n) => (n ? requestAnimationFrame(() => next(n - 1)) : done());
+          next(frames);
+        }, delay))""",
+        [delay_ms, frames],
+    )
 
 
 MATH_KIND = """() => document.querySelector('script[src*="book-mathjax"]') ? 'page'
@@ -369,24 +381,78 @@ JS_TARGETS = """() => [...document.querySelectorAll(
   .filter(t => t.w < 44 || t.h < 44)"""
 
 
-def _axe(page, rules: list[str] | None = None, code: bool = False) -> list[str]:
-    """Serious and critical violations found by axe-core on the page as it is now. Code
-    blocks are left to ``test_code_colours`` (thousands of token spans of a few kinds: checking
-    each would take most of the test's time) unless ``code``."""
+# axe-core's contrast rule reads every element with text, one by one, and was most of a page's
+# test. It reads instead one element of each kind, where a kind is everything its verdict
+# depends on: the text's colour, size, weight, style, shadow and opacity, and the layers behind
+# it up to the first opaque background (a layer counts when it paints: a colour, a picture, a
+# filter, a blend mode, or a position out of the flow, which puts other content behind it).
+# Elements of one kind get one verdict; test_contrast_sample_finds_a_new_kind plants new kinds
+# and checks that each is read. (Sampling the links of ``link-in-text-block`` the same way
+# saved nothing: that rule's cost is in each link it reads.)
+JS_CONTRAST_SAMPLE = """(excluded) => {
+  const opacity = new Map(), behind = new Map();
+  const chainOpacity = (el) => {
+    if (!el || el.nodeType !== 1) return 1;
+    if (!opacity.has(el))
+      opacity.set(el, parseFloat(getComputedStyle(el).opacity) * chainOpacity(el.parentElement));
+    return opacity.get(el);
+  };
+  const background = (el) => {
+    if (!el || el.nodeType !== 1) return '';
+    if (behind.has(el)) return behind.get(el);
+    const cs = getComputedStyle(el);
+    const placed = cs.position === 'static' || cs.position === 'relative' ? '' : cs.position;
+    const layer = [cs.backgroundColor, cs.backgroundImage, placed, cs.mixBlendMode, cs.filter].join(' ');
+    const clear = layer === 'rgba(0, 0, 0, 0) none  normal none';
+    const opaque = cs.backgroundImage === 'none' && cs.backgroundColor.startsWith('rgb(');
+    const below = opaque ? '' : background(el.parentElement);
+    const sig = clear ? below : below ? `${layer} / ${below}` : layer;
+    behind.set(el, sig);
+    return sig;
+  };
+  const skip = excluded ? [...document.querySelectorAll(excluded)] : [];
+  const seen = new Set(), kinds = new Set(), picked = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const el = t.parentElement;
+    if (!t.nodeValue.trim() || !el || seen.has(el)) continue;
+    seen.add(el);
+    if (skip.some((s) => s.contains(el))) continue;
+    if (!el.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
+    const cs = getComputedStyle(el);
+    const kind = [cs.color, cs.fontSize, cs.fontWeight, cs.fontStyle, cs.textShadow,
+                  chainOpacity(el), background(el)].join(' | ');
+    if (!kinds.has(kind)) { kinds.add(kind); picked.push(el); }
+  }
+  return picked;
+}"""
+
+AXE_RUN = (
+    """async ([excluded, everything]) => {
+  const options = {resultTypes: ['violations'], preload: false};  // no CSS fetches of its own
+  const found = [];
+  if (everything)  // every rule but contrast, on the whole page
+    found.push(...(await axe.run({exclude: excluded ? [[excluded]] : []},
+      {...options, rules: {'color-contrast': {enabled: false}}})).violations);
+  const sample = (SAMPLE)(excluded);
+  if (sample.length)
+    found.push(...(await axe.run({include: sample},
+      {...options, runOnly: {type: 'rule', values: ['color-contrast']}})).violations);
+  return found.filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => `${v.impact} ${v.id} (${v.nodes.length}): `
+      + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
+}"""
+).replace("(SAMPLE)", f"({JS_CONTRAST_SAMPLE})")
+
+
+def _axe(page, everything: bool = True, code: bool = False) -> list[str]:
+    """Serious and critical violations found by axe-core on the page as it is now: every rule
+    (``everything``) or contrast alone; contrast is read on one element of each kind
+    (``JS_CONTRAST_SAMPLE``). Code blocks are left to ``test_code_colours`` (thousands of token
+    spans of a few kinds) unless ``code``."""
     if not page.evaluate("() => !!window.axe"):
         page.add_script_tag(path=str(AXE))
-    options = {"resultTypes": ["violations"], "preload": False}  # no CSS fetches of its own
-    if rules:
-        options["runOnly"] = {"type": "rule", "values": rules}
-    context = {"exclude": [] if code else [[".highlight pre"]]}
-    found = page.evaluate(
-        """async ([context, options]) => (await axe.run(context, options)).violations
-          .filter(v => v.impact === 'serious' || v.impact === 'critical')
-          .map(v => `${v.impact} ${v.id} (${v.nodes.length}): `
-            + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))""",
-        [context, options],
-    )
-    return list(found)
+    return list(page.evaluate(AXE_RUN, [None if code else ".highlight pre", everything]))
 
 
 def _math_problems(page) -> list[str]:
@@ -538,7 +604,7 @@ def test_page(page_path, server, browser):
         problems += _content_problems(page)
         problems += _layout_problems(page, f"{DESKTOP} px, light")
         _theme(page, "dark")
-        problems += [f"1400 px, dark: axe: {v}" for v in _axe(page, ["color-contrast"])]
+        problems += [f"1400 px, dark: axe: {v}" for v in _axe(page, everything=False)]
         problems += _layout_problems(page, f"{DESKTOP} px, dark")
         w.resize(PHONE)
         problems += _layout_problems(page, f"{PHONE} px, dark")
@@ -621,8 +687,37 @@ def test_code_colours(server, browser):
         problems = []
         for scheme in ("light", "dark"):
             _theme(page, scheme)
-            problems += [f"{scheme}: {v}" for v in _axe(page, ["color-contrast"], code=True)]
+            problems += [f"{scheme}: {v}" for v in _axe(page, everything=False, code=True)]
         assert not problems, "\n".join(problems)
+    finally:
+        w.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_contrast_sample_finds_a_new_kind(scheme, server, browser):
+    """The contrast rule reads one element of each kind (``JS_CONTRAST_SAMPLE``). Planted in a
+    paragraph of a real page, each new kind is read and fails, in both themes: a phrase in a
+    faint colour, deep inside the paragraph, and words on a box of a new colour."""
+    w = Watched(browser, server, DESKTOP, scheme)
+    try:
+        w.goto(_a_chapter(), typeset_all=False)
+        page = w.page
+        assert not _axe(page, everything=False), "the page itself should pass"
+        # a pale grey on the light theme's white, or a dark one on the dark theme's black; and
+        # the text's own colour on a box of the other theme's text colour
+        faint, box = ("#bbb", "#444") if scheme == "light" else ("#555", "#bbb")
+        page.evaluate(
+            """([faint, box]) => {
+              const p = [...document.querySelectorAll('.bd-article section p')].at(-1);
+              p.insertAdjacentHTML('beforeend', ` <em><span id="faint" style="color: ${faint}">
+                faint words</span></em> <span id="boxed" style="background: ${box}">words on a
+                box</span>`);
+            }""",
+            [faint, box],
+        )
+        found = _axe(page, everything=False)
+        for target in ("#faint", "#boxed"):
+            assert any("color-contrast" in v and target in v for v in found), (target, found)
     finally:
         w.close()
 
