@@ -92,12 +92,12 @@ browser-check: $(STAMP)
 launch-check: $(STAMP)
 	$(BIN)/python -m pytest -n 3 --dist load -m launch --basetemp=_build/launch-tmp tests/test_launch.py
 
-# The test command. Two parts run beside the others, their output in their logs: the launch
-# check (mostly unpacking and waiting for kernels) and the site build (one process, while the
-# unit tests use two); the browser check starts when both the unit tests and the site build
-# have ended. Every part's output goes to _build/test/<part>.log, its result and time are
-# printed as it ends and again at the end, and a failed part fails the command after every
-# part has run.
+# The test command. The machine's cores are kept busy by running parts side by side: the
+# unit tests (two workers, their output shown), and beside them the launch check (mostly
+# unpacking and waiting for kernels) and the site build, then, once the site is built, the
+# browser check (it reads only the built site). Every part's output goes to
+# _build/test/<part>.log, its result and time are printed as it ends and again at the end, a
+# failed part's log ends the output, and a failed part fails the command after every part has run.
 TESTLOG := _build/test
 PARTS := lint unit site-check browser-check launch-check
 test: $(STAMP)
@@ -105,17 +105,20 @@ test: $(STAMP)
 	@echo "[make test] $$(nproc --all) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory _part PART=launch-check SHOW=no & \
-	$(MAKE) --no-print-directory _part PART=site-check SHOW=no & site=$$!; \
+	{ $(MAKE) --no-print-directory _part PART=site-check SHOW=no; \
+	  $(MAKE) --no-print-directory _part PART=browser-check SHOW=no; } & \
 	for part in lint unit; do \
 	  $(MAKE) --no-print-directory _part PART=$$part SHOW=yes; \
 	done; \
-	wait $$site; \
-	$(MAKE) --no-print-directory _part PART=browser-check SHOW=yes; \
 	wait; \
 	echo "[make test] the command took $$(( $$(date +%s) - start )) s; load average $$(cut -d' ' -f1-3 /proc/loadavg)"; \
 	fail=0; for part in $(PARTS); do \
 	  read rc secs < $(TESTLOG)/$$part.rc; [ "$$rc" = 0 ] || fail=1; \
 	  printf '[make test] %-13s %5s s  %s\n' $$part $$secs "$$([ "$$rc" = 0 ] && echo ok || echo "FAILED: see $(TESTLOG)/$$part.log")"; \
+	done; \
+	for part in site-check browser-check launch-check; do \
+	  read rc secs < $(TESTLOG)/$$part.rc; [ "$$rc" = 0 ] && continue; \
+	  echo "[make test] the end of $(TESTLOG)/$$part.log:"; tail -n 60 $(TESTLOG)/$$part.log; \
 	done; exit $$fail
 
 # One part of `make test`: its output logged (and shown, with SHOW=yes), its status and seconds kept.
