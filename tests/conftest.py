@@ -16,8 +16,12 @@ import os
 # Makefile): set before anything loads them; the notebooks' kernels inherit it.
 os.environ["OMP_NUM_THREADS"] = "1"
 
+import atexit
 import json
+import subprocess
+import sys
 import tempfile
+import time
 import uuid
 from collections import defaultdict
 from pathlib import Path
@@ -46,6 +50,36 @@ class _SocketKernelManager(nbval.kernel.KernelManager):
         kwargs.setdefault("transport", "ipc")
         kwargs.setdefault("ip", kernel_socket_base())
         super().__init__(**kwargs)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        """The kernel, forked from this worker's kernel server (tests/kernel_forkserver.py);
+        ``LSA_KERNELS=fresh`` starts each kernel as a new process instead."""
+        cmd = super().format_kernel_cmd(extra_arguments)
+        module = next(
+            (k for k in range(len(cmd) - 1) if cmd[k : k + 2] == ["-m", "ipykernel_launcher"]), None
+        )
+        if os.environ.get("LSA_KERNELS") == "fresh" or module is None:
+            return cmd
+        return [sys.executable, str(FORKSERVER), "launch", _kernel_server(), *cmd[module + 2 :]]
+
+
+# One kernel server per test process, started when its first notebook needs a kernel.
+FORKSERVER = Path(__file__).with_name("kernel_forkserver.py")
+_SERVER: dict[str, object] = {}
+
+
+def _kernel_server() -> str:
+    if "path" not in _SERVER:
+        path = kernel_socket_base() + "-forkserver"
+        server = subprocess.Popen([sys.executable, str(FORKSERVER), "serve", path])
+        atexit.register(server.terminate)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(path):
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the kernel server did not start (status {server.poll()})")
+            time.sleep(0.05)
+        _SERVER.update(path=path, server=server)
+    return _SERVER["path"]
 
 
 nbval.kernel.KernelManager = _SocketKernelManager  # the class nbval starts its kernels with

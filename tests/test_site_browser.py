@@ -13,7 +13,8 @@ phone width (390 px), in the light and in the dark theme, and fails on:
 * a page wider than the window; a code or output line cut off at the edge of its box; a
   printed table whose rows wrap; an inline formula cut off; a box that scrolls sideways
   without the visible cue (``book-scroll``) or without keyboard focus;
-* a violation of serious or critical impact found by axe-core (npm's copy);
+* a violation of serious or critical impact found by axe-core (npm's copy): every rule in the
+  light theme, contrast in both, read on one element of each kind of text (``JS_CONTRAST_SAMPLE``);
 * no meta description, no link to the book's PDF;
 * on a phone: a header or interactive control smaller than 44 × 44 px, a figure drawn below
   half its size or not shown whole (figures still waiting to be redrawn are listed, and fail
