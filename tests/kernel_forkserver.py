@@ -127,8 +127,9 @@ def serve(path: str) -> None:
     listener.listen(16)
     waiting: dict[int, socket.socket] = {}  # kernel pid -> its launcher's connection
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    parent = os.getppid()
     try:
-        while True:
+        while os.getppid() == parent:  # ends with the test process that started it
             ready, _, _ = select.select([listener], [], [], 0.2)
             while waiting:  # report each kernel that has ended to its launcher
                 pid, status = os.waitpid(-1, os.WNOHANG)
