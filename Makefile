@@ -95,9 +95,7 @@ launch-check: $(STAMP)
 # The test command. The machine's cores are kept busy by running parts side by side: the
 # unit tests (two workers, their output shown), and beside them the launch check (mostly
 # unpacking and waiting for kernels) and the site build, then, once the site is built, the
-# browser check (it reads only the built site). The site build and the browser check, one after
-# the other, take longest: they run first in line for the cores (the others under `nice`), and the
-# unit tests fill what they leave. Every part's output goes to
+# browser check (it reads only the built site). Every part's output goes to
 # _build/test/<part>.log, its result and time are printed as it ends and again at the end, a
 # failed part's log ends the output, and a failed part fails the command after every part has run.
 TESTLOG := _build/test
@@ -106,11 +104,11 @@ test: $(STAMP)
 	@mkdir -p $(TESTLOG) && rm -f $(TESTLOG)/*.rc
 	@echo "[make test] $$(nproc --all) cores; load average $$(cut -d' ' -f1-3 /proc/loadavg)"
 	@start=$$(date +%s); \
-	nice -n 5 $(MAKE) --no-print-directory _part PART=launch-check SHOW=no & \
+	$(MAKE) --no-print-directory _part PART=launch-check SHOW=no & \
 	{ $(MAKE) --no-print-directory _part PART=site-check SHOW=no; \
 	  $(MAKE) --no-print-directory _part PART=browser-check SHOW=no; } & \
 	for part in lint unit; do \
-	  nice -n 5 $(MAKE) --no-print-directory _part PART=$$part SHOW=yes; \
+	  $(MAKE) --no-print-directory _part PART=$$part SHOW=yes; \
 	done; \
 	wait; \
 	echo "[make test] the command took $$(( $$(date +%s) - start )) s; load average $$(cut -d' ' -f1-3 /proc/loadavg)"; \
