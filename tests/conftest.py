@@ -17,6 +17,7 @@ import os
 os.environ["OMP_NUM_THREADS"] = "1"
 
 import atexit
+import functools
 import json
 import subprocess
 import sys
@@ -63,23 +64,22 @@ class _SocketKernelManager(nbval.kernel.KernelManager):
         return [sys.executable, str(FORKSERVER), "launch", _kernel_server(), *cmd[module + 2 :]]
 
 
-# One kernel server per test process, started when its first notebook needs a kernel.
 FORKSERVER = Path(__file__).with_name("kernel_forkserver.py")
-_SERVER: dict[str, object] = {}
 
 
+@functools.cache
 def _kernel_server() -> str:
-    if "path" not in _SERVER:
-        path = kernel_socket_base() + "-forkserver"
-        server = subprocess.Popen([sys.executable, str(FORKSERVER), "serve", path])
-        atexit.register(server.terminate)
-        deadline = time.monotonic() + 120
-        while not os.path.exists(path):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the kernel server did not start (status {server.poll()})")
-            time.sleep(0.05)
-        _SERVER.update(path=path, server=server)
-    return _SERVER["path"]
+    """The socket of this test process's kernel server, started when its first notebook needs
+    a kernel, and stopped when the process ends."""
+    path = kernel_socket_base() + "-forkserver"
+    server = subprocess.Popen([sys.executable, str(FORKSERVER), "serve", path])
+    atexit.register(server.terminate)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path):
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the kernel server did not start (status {server.poll()})")
+        time.sleep(0.05)
+    return path
 
 
 nbval.kernel.KernelManager = _SocketKernelManager  # the class nbval starts its kernels with

@@ -32,6 +32,7 @@ import socket
 import struct
 import sys
 import threading
+import traceback
 
 _STATUS = struct.Struct("!q")  # a pid, then an exit status, sent as 8-byte integers
 
@@ -69,7 +70,7 @@ def launch(path: str, argv: list[str]) -> int:
         (status,) = _STATUS.unpack(_recv_exactly(conn, _STATUS.size))
     except ConnectionError:
         return 1
-    return os.waitstatus_to_exitcode(status) if status >= 0 else 1
+    return os.waitstatus_to_exitcode(status)
 
 
 # ------------------------------------------------------------------------------------------
@@ -81,12 +82,9 @@ def _preload() -> None:
     import ipykernel.kernelapp  # noqa: F401
     import numpy  # noqa: F401
     import sympy  # noqa: F401
-    import torch
-    import torch._dynamo  # noqa: F401  (torch.func's first Jacobian loads it)
+    import torch._dynamo  # noqa: F401  (torch, and what torch.func's first Jacobian loads)
 
     import lsa_lib  # noqa: F401
-
-    del torch
 
 
 def _kernel(request: dict) -> None:
@@ -117,7 +115,7 @@ def _kernel(request: dict) -> None:
     threading.Thread(target=watch, daemon=True).start()
     from ipykernel.kernelapp import IPKernelApp
 
-    IPKernelApp.launch_instance(argv=request["argv"])
+    IPKernelApp.launch_instance()  # reads sys.argv, as ipykernel_launcher does
 
 
 def serve(path: str) -> None:
@@ -158,6 +156,8 @@ def serve(path: str) -> None:
                     code = 0
                 except SystemExit as end:
                     code = end.code if isinstance(end.code, int) else 0
+                except BaseException:
+                    traceback.print_exc()  # the launcher reports the kernel's end, not why
                 finally:
                     import atexit
 

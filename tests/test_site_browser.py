@@ -411,14 +411,13 @@ JS_CONTRAST_SAMPLE = """(excluded) => {
     behind.set(el, sig);
     return sig;
   };
-  const skip = excluded ? [...document.querySelectorAll(excluded)] : [];
   const seen = new Set(), kinds = new Set(), picked = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let t = walker.nextNode(); t; t = walker.nextNode()) {
     const el = t.parentElement;
     if (!t.nodeValue.trim() || !el || seen.has(el)) continue;
     seen.add(el);
-    if (skip.some((s) => s.contains(el))) continue;
+    if (excluded && el.closest(excluded)) continue;
     if (!el.checkVisibility({visibilityProperty: true, opacityProperty: true})) continue;
     const cs = getComputedStyle(el);
     const kind = [cs.color, cs.fontSize, cs.fontWeight, cs.fontStyle, cs.textShadow,
