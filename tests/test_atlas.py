@@ -55,28 +55,37 @@ def rhs(w, a, normalized=False):
     return value if normalized else value - l
 
 
+def read_dimensions(w, a):
+    """What the later layers read of each hidden space, written out as min over k ≥ i of
+    d_k + 2 Σ_{j=i+1..k} r_j (the unrolled recursion of the seen dimension)."""
+    l = len(a)
+    r = [min(a[j], w[j]) for j in range(l)]
+    return [min(w[k] + 2 * sum(r[i:k]) for k in range(i, l + 1)) for i in range(l + 1)]
+
+
+def fully_read(w, a):
+    seen = read_dimensions(w, a)
+    return all(seen[i] >= w[i] for i in range(1, len(a)) if w[i] < w[i - 1])
+
+
+def non_increasing(w, a):
+    return all(w[i] >= w[i + 1] for i in range(len(a) - 1))
+
+
 def hypotheses_hold(w, a):
     """The lightning formulas' hypotheses (t = 3 ≥ 2 tokens throughout the atlas)."""
     l = len(a)
     if l == 1:
         return True
-    if any(w[i] < w[i + 1] for i in range(l - 1)):
-        return False
     # a token collapse (a_i = 1) hurts only a later layer with antisymmetric directions (a_j ≥ 2)
     if any(a[i] == 1 and any(x >= 2 for x in a[i + 1 :]) for i in range(l - 1)):
         return False
-    r = [min(a[j], w[j]) for j in range(l)]
-    for i in range(1, l):
-        if w[i] < w[i - 1]:
-            read = min(w[i], w[i + 1] + 2 * r[i], min(w[i:]) + 2 * sum(r[i:]))
-            if read < w[i]:
-                return False
-    return True
+    return non_increasing(w, a) and fully_read(w, a)
 
 
 def softmax_covered(w, a):
-    """One layer, or equal widths d_0 = … = d_l = δ with a_i ≤ δ (the softmax formulas)."""
-    return len(a) == 1 or (len(set(w)) == 1 and max(a) <= w[0])
+    """The softmax formula's hypotheses: those of lightning but the token collapse."""
+    return non_increasing(w, a) and fully_read(w, a)
 
 
 # --- the tests ------------------------------------------------------------------------------

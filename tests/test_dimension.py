@@ -108,13 +108,28 @@ def test_hypotheses_violated_raise(widths, attn, t, match):
 
 
 def test_softmax_hypotheses():
+    # a token collapse costs the softmax nothing (chapter 6): 9 + 5 + 8, with l = 2 added
     assert expected_dimension((3, 3, 3), (1, 2), normalizer="exp") == 9 + 5 + 8
-    with pytest.raises(ValueError, match="Conjecture 3.10"):
-        expected_dimension((4, 3, 3), (2, 2), normalizer="exp")
-    with pytest.raises(ValueError, match="Conjecture 3.10"):
-        expected_dimension((3, 3, 3), (4, 2), normalizer="exp")
+    with pytest.raises(ValueError, match="collapses"):
+        expected_dimension((3, 3, 3), (1, 2))
+    # narrowing and fully read, and a > δ: covered by the formula (certified 32 and 26)
+    assert expected_dimension((4, 3, 3), (2, 2), normalizer="exp") == 32
+    assert expected_dimension((3, 3, 3), (4, 2), normalizer="exp") == 26
+    # the unread direction of (5, 4, 1) is a softmax symmetry too; widening is not covered
+    for widths, attn, match in [((5, 4, 1), (2, 1), "fully read"), ((4, 6, 3), (2, 2), "widens")]:
+        with pytest.raises(ValueError, match=match):
+            expected_dimension(widths, attn, normalizer="exp")
     with pytest.raises(ValueError, match="t ≥ 2"):
         expected_dimension((3, 3), (2,), normalizer="exp", t=1)
+
+
+@pytest.mark.parametrize("normalizer", ["square", "square_plus_one", "taylor2"])
+def test_no_formula_for_other_normalizers(normalizer):
+    # one homogeneous layer with a = 1 is 11, not the formula's 13 (:doc:`/book/06_softmax`)
+    (sentence,) = failed_hypotheses((3, 3), (1,), normalizer=normalizer)
+    assert "checked for the softmax" in sentence and normalizer in sentence
+    with pytest.raises(ValueError, match="checked for the softmax"):
+        expected_dimension((3, 3), (1,), normalizer=normalizer)
 
 
 def test_hypotheses_hold():

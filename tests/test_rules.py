@@ -108,12 +108,10 @@ def test_a_rule_whose_domain_is_too_wide_fails():
     """The check bites: the general-width formula without its token-collapse clause."""
     from dataclasses import replace
 
-    from lsa_lib.dimension import general_width_formula
+    from lsa_lib.dimension import HYPOTHESES, general_width_formula
 
-    def too_wide(widths, attn, t):
-        return t >= 2 and all(widths[i] >= widths[i + 1] for i in range(len(attn) - 1))
-
-    wide = replace(rule("general widths"), in_domain=too_wide)
+    too_wide = (HYPOTHESES["tokens"], HYPOTHESES["non-increasing"])
+    wide = replace(rule("general widths"), clauses=too_wide)
     cases = [({"widths": (5, 3, 3, 4), "attn": (1, 2, 2), "t": 3}, 36)]
     assert general_width_formula((5, 3, 3, 4), (1, 2, 2)) == 40
     assert check_rule(wide, cases).disagree_inside
@@ -167,10 +165,9 @@ def test_the_per_layer_domain_needs_its_collapse_clause():
     """Without 'no a_i = 1 followed by a later a_j ≥ 2' the per-layer rule is refuted."""
     from dataclasses import replace
 
-    def too_wide(widths, attn, t):
-        return t >= 2 and len(set(widths)) == 1 and max(attn) <= widths[0]
-
-    wide = replace(rule("equal widths, per layer"), in_domain=too_wide)
+    per_layer = rule("equal widths, per layer")
+    wide = replace(per_layer, clauses=per_layer.clauses[:2])  # t ≥ 2 and every a_i ≤ δ
+    assert "followed by" not in wide.domain_text and "followed by" in per_layer.domain_text
     cases = [({"widths": (3, 3, 3), "attn": (1, 2), "t": 3}, 18)]
     assert check_rule(wide, cases).disagree_inside
     assert not check_rule(rule("equal widths, per layer"), cases).disagree_inside
@@ -180,10 +177,10 @@ def test_the_softmax_formula_needs_its_fully_read_clause():
     """Counterexample (b) holds for softmax too: the formula + l over-counts at (5, 4, 1)."""
     from dataclasses import replace
 
-    from lsa_lib.dimension import exact_dimension
+    from lsa_lib.dimension import HYPOTHESES, exact_dimension
 
-    def too_wide(widths, attn, t):  # the softmax formula without "every hidden layer fully read"
-        return t >= 2 and all(widths[i] >= widths[i + 1] for i in range(len(attn) - 1))
+    # the softmax formula without "every hidden layer fully read"
+    too_wide = (HYPOTHESES["tokens"], HYPOTHESES["non-increasing"])
 
     for widths, softmax, lightning in [((5, 4, 1), 30, 28), ((6, 4, 1), 37, 35)]:
         case = {"widths": widths, "attn": (2, 1), "t": 3}
@@ -191,7 +188,7 @@ def test_the_softmax_formula_needs_its_fully_read_clause():
         light = exact_dimension(widths, (2, 1), 3, beyond_symmetries=True)
         assert cert.certified and cert.rank == softmax
         assert light.certified and light.rank == lightning
-        wide = replace(rule("softmax formula"), in_domain=too_wide)
+        wide = replace(rule("softmax formula"), clauses=too_wide)
         assert check_rule(wide, [(case, cert.rank)]).disagree_inside
         assert rule("softmax formula").value(**case) is None
         # softmax = lightning + l there, and the rule that says so gives the certified value
@@ -208,3 +205,54 @@ def test_softmax_lightning_plus_l_excludes_token_collapse():
     assert soft.certified and light.certified and soft.rank != light.rank + 3
     assert rule("softmax lightning plus l").value(**case) is None
     assert rule("softmax formula").value(**case) == soft.rank == 43
+
+
+# Architectures where a read bound that looks only one layer ahead,
+# min(d_i, d_{i+1} + 2 r_{i+1}, min(d_i, …, d_l) + 2 Σ_{j>i} r_j), called a narrowing hidden layer
+# fully read (or read more than it is): the general-width rule and the seen-dimension correction
+# stated with that bound were wrong here. Certified dimension, t.
+ONE_LAYER_AHEAD_FAILURES = [
+    ((7, 6, 6, 1, 1), (1, 1, 1, 1), 3, 43),
+    ((8, 7, 7, 2, 1, 5), (2, 1, 1, 1, 1), 3, 75),
+    ((8, 6, 6, 1, 4), (2, 1, 1, 1), 2, 66),
+    ((7, 6, 6, 1, 1), (2, 1, 1, 1), 3, 54),
+    ((8, 7, 7, 1, 1), (1, 1, 1, 1), 3, 50),
+    ((8, 7, 6, 5, 1, 6), (3, 1, 1, 1, 1), 4, 93),
+    ((8, 7, 5, 2, 2, 4), (3, 1, 1, 1, 1), 3, 90),
+    ((7, 6, 4, 1, 1), (1, 1, 1, 1), 3, 43),
+    ((9, 8, 6, 1, 6), (2, 1, 1, 1), 3, 77),
+]
+
+
+def _one_layer_ahead(widths, attn, i):
+    """The old read bound, written out here to show where it goes wrong."""
+    r = [min(a, d) for a, d in zip(attn, widths)]
+    return min(widths[i], widths[i + 1] + 2 * r[i], min(widths[i:]) + 2 * sum(r[i:]))
+
+
+@pytest.mark.parametrize("widths, attn, t, dim", ONE_LAYER_AHEAD_FAILURES, ids=str)
+def test_the_read_bound_looks_through_every_later_layer(widths, attn, t, dim):
+    from lsa_lib.dimension import (
+        exact_dimension,
+        general_width_formula,
+        seen_dimension,
+        unread_count,
+    )
+
+    cert = exact_dimension(widths, attn, t, beyond_symmetries=True)
+    assert cert.certified and cert.rank == dim
+    old_loss = sum(
+        (widths[i] - _one_layer_ahead(widths, attn, i)) * (widths[i - 1] - widths[i])
+        for i in range(1, len(attn))
+        if widths[i] < widths[i - 1]
+    )
+    assert general_width_formula(widths, attn) - old_loss > dim  # the old statement over-counts
+    assert unread_count(widths, attn) > old_loss
+    assert any(
+        seen_dimension(widths, attn, i) < _one_layer_ahead(widths, attn, i)
+        for i in range(1, len(attn))
+    )
+    case = {"widths": widths, "attn": attn, "t": t}
+    assert rule("seen-dimension correction").value(**case) == dim
+    assert rule("general widths").value(**case) is None
+    assert "fully read" in rule("general widths").failed_clauses(**case)[0].text

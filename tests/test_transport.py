@@ -462,7 +462,7 @@ def test_the_flat_rule_needs_three_tokens():
     case = {"d": 3, "d_out": 3, "a": 3, "t": 2}
     cert = flat.certificate(**case)
     assert cert.certified and cert.rank == 23 and flat.formula(**case) == 26
-    too_wide = replace(flat, in_domain=lambda d, d_out, a, t: a <= d and t >= 2)
+    too_wide = replace(flat, clauses=rule("curved connection").clauses)  # a ≤ d, t ≥ 2
     assert check_rule(too_wide, [(case, cert.rank)]).disagree_inside
     assert not check_rule(flat, [(case, cert.rank)]).disagree_inside
     assert rule("curved connection").value(**case) == 23

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from .. import _checks, _exact, _kernel
 from ..lightning import Layer, parameter_count
 from ..symmetries import symmetry_generators
+from ._formulas import _read_bounds
 
 # The families of extra_fiber_directions, in the order of its rows (documented as
 # lsa_lib.dimension.FIBER_FAMILIES).
@@ -76,22 +77,6 @@ def _matmul(A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
     """The exact product of two matrices of Python integers (lists of rows)."""
     cols = list(zip(*B, strict=True))
     return [[sum(x * y for x, y in zip(row, col, strict=True)) for col in cols] for row in A]
-
-
-def _read_bounds(widths: Sequence[int], attn: Sequence[int], attention_read: bool) -> list[int]:
-    """``ŝ_i``, bounds at every point on the rank of the read matrices ``Rd_i`` (``i = 0..l``).
-
-    ``Rd_l = I`` and ``Rd_i = [Q_{i+1}; K_{i+1}; Rd_{i+1} V_{i+1}]`` (without ``Q, K`` when the
-    attention is not read): ``ŝ_l = d_l``, ``ŝ_i = min(d_i, 2 min(a_{i+1}, d_i) +
-    min(ŝ_{i+1}, d_{i+1}))``.
-    """
-    l = len(attn)
-    bound = [0] * (l + 1)
-    bound[l] = widths[l]
-    for i in range(l - 1, -1, -1):
-        qk = 2 * min(attn[i], widths[i]) if attention_read else 0
-        bound[i] = min(widths[i], qk + min(bound[i + 1], widths[i + 1]))
-    return bound
 
 
 def extra_fiber_directions(

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import _checks
+from .._clauses import Clause, failing
 from ..dimension import exact_dimension
 from ..lightning import parameter_count
 from ..rank import ExactRank
@@ -25,6 +26,10 @@ Case = Mapping[str, Any]
 class Rule:
     """A general statement about a family, with its domain in code (:doc:`/book/checked`).
 
+    The domain is a list of clauses (:class:`~lsa_lib._clauses.Clause`: words and a test): the
+    text the ledger, the atlas and the book's ``{rule}`` role print is made of the same objects
+    the tests evaluate.
+
     Attributes
     ----------
     name : str
@@ -33,16 +38,18 @@ class Rule:
         The label of the book's box that states the rule (``"conj-general-widths"``).
     model : str
         ``"lightning"`` or ``"softmax"`` (deep networks, cases ``widths, attn, t``; checked on
-        the atlas), or the name of another model (``"multi-head"``, ``"transport"``, …).
+        the atlas and the sweep), or the name of another model (``"multi-head"``, …).
     statement : str
         The rule in one sentence, in the reader's voice.
-    domain_text : str
-        The domain in words (the ledger shows it).
-    in_domain : callable
-        ``in_domain(**case) -> bool``: the domain, in code.
+    clauses : tuple of Clause
+        The domain: the case must satisfy every clause.
     formula : callable
-        ``formula(**case) -> int``: the rule's right-hand side, defined also just outside the
-        domain (so that the tests can count where it would fail).
+        ``formula(**case) -> int``: the rule's right-hand side, defined wherever the
+        :attr:`shape` holds (so that the tests can count where it would fail).
+    shape : tuple of Clause
+        Where the formula is defined at all (equal widths for the equal-width formula; one
+        layer for the one-layer formula): part of the domain, but a case outside the shape is
+        not *just* outside the domain.
     certify : callable, optional
         ``certify(**case) -> ExactRank``: the exact certificate of one case. Default for deep
         lightning and softmax networks: :func:`lsa_lib.dimension.exact_dimension` with the
@@ -51,22 +58,35 @@ class Rule:
         ``cases(rng) -> list of dict``: a random sample of cases in and just outside the domain.
         Default for deep networks: random architectures off the atlas grid (depth 1–4, ``t`` in
         ``{1, 2, 4}``).
-    near : callable, optional
-        ``near(**case) -> bool`` for a case outside the domain: is it *just* outside (it
-        breaks one clause of the domain)? The ledger counts how many certified cases just
-        outside disagree with the formula. Default: every case outside the domain.
     """
 
     name: str
     label: str
     model: str
     statement: str
-    domain_text: str
-    in_domain: Callable[..., bool]
+    clauses: tuple[Clause, ...]
     formula: Callable[..., int]
+    shape: tuple[Clause, ...] = ()
     certify: Callable[..., ExactRank] | None = None
     cases: Callable[[np.random.Generator], list[dict[str, Any]]] | None = None
-    near: Callable[..., bool] | None = None
+
+    @property
+    def domain_text(self) -> str:
+        """The domain in words: the clauses' texts, shape first (the ledger shows it)."""
+        return "; ".join(c.text for c in (*self.shape, *self.clauses))
+
+    def failed_clauses(self, **case: Any) -> list[Clause]:
+        """The clauses of the domain that ``case`` breaks (the shape's first, if it breaks it)."""
+        broken_shape = failing(self.shape, **case)
+        return broken_shape or failing(self.clauses, **case)
+
+    def in_domain(self, **case: Any) -> bool:
+        """Whether ``case`` lies in the domain (every clause holds)."""
+        return not self.failed_clauses(**case)
+
+    def near(self, **case: Any) -> bool:
+        """Whether ``case`` lies *just* outside the domain: in the shape, one clause broken."""
+        return not failing(self.shape, **case) and len(failing(self.clauses, **case)) == 1
 
     def value(self, **case: Any) -> int | None:
         """The rule's value on its domain, ``None`` outside it."""
@@ -132,7 +152,7 @@ def check_rule(rule: Rule, certified: Iterable[tuple[Case, int]]) -> RuleCheck:
             inside += 1
             if rule.formula(**case) != value:
                 bad.append(dict(case))
-        elif rule.near is None or rule.near(**case):
+        elif rule.near(**case):
             outside += 1
             try:
                 differs = rule.formula(**case) != value

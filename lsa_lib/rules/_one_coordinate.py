@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import _checks
+from .._clauses import Clause
 from ..dimension import general_width_formula
 from ..invariants import scaled_coordinates, variety_counts
 from ..rank import ExactRank, exact_rank
@@ -75,12 +76,8 @@ def _one_token_dimension(d: int, a: int, t: int) -> int:
     return d + g * d - g * (g - 1) // 2 - 1
 
 
-def _several_tokens(d: int, a: int, t: int) -> bool:
-    return t >= 2
-
-
-def _one_token(d: int, a: int, t: int) -> bool:
-    return t == 1
+SEVERAL_TOKENS = Clause("t ≥ 2 tokens, every d ≥ 1 and a ≥ 1", lambda d, a, t: t >= 2)
+ONE_TOKEN = Clause("t = 1 token, every d ≥ 1 and a ≥ 1", lambda d, a, t: t == 1)
 
 
 COORDINATE_RULES: list[Rule] = [
@@ -92,8 +89,7 @@ COORDINATE_RULES: list[Rule] = [
             "the scaled coefficients of one output coordinate satisfy exactly "
             "(t − 2) d²(d + 1)/2 + C(d + 2, 3) independent linear relations, for every a"
         ),
-        domain_text="t ≥ 2 tokens, every d ≥ 1 and a ≥ 1",
-        in_domain=_several_tokens,
+        clauses=(SEVERAL_TOKENS,),
         formula=_linear_relations,
         certify=_linear_relations_certificate,
         cases=_one_coordinate_cases,
@@ -103,8 +99,7 @@ COORDINATE_RULES: list[Rule] = [
         label="prop-inv-counts",
         model="one output coordinate",
         statement="the variety of one output coordinate has the dimension of M_(d,1,a)",
-        domain_text="t ≥ 2 tokens, every d ≥ 1 and a ≥ 1",
-        in_domain=_several_tokens,
+        clauses=(SEVERAL_TOKENS,),
         formula=_one_coordinate_dimension,
         certify=_one_coordinate_dimension_certificate,
         cases=_one_coordinate_cases,
@@ -117,8 +112,7 @@ COORDINATE_RULES: list[Rule] = [
             "with one token the variety is the set of cubics ℓq with rank q ≤ g = min(2a, d), "
             "of dimension d + gd − g(g − 1)/2 − 1"
         ),
-        domain_text="t = 1 token, every d ≥ 1 and a ≥ 1",
-        in_domain=_one_token,
+        clauses=(ONE_TOKEN,),
         formula=_one_token_dimension,
         certify=_one_coordinate_dimension_certificate,
         cases=_one_coordinate_cases,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import _checks
+from .._clauses import Clause
 from ..dimension import general_width_formula
 from ..rank import ExactRank, exact_rank
 from ._core import Rule
@@ -157,8 +158,12 @@ SINGULAR_RULES: list[Rule] = [
             "a function of one layer is singular (its tangent span exceeds dim M, capped at "
             "dim M + 1) exactly when rk(A)·rk(V) ≤ 1, or a < d and rk A < a"
         ),
-        domain_text="one layer with d ≥ 2 and (d', a) ≠ (1, 1); any ranks of A and V",
-        in_domain=_singular_rule_domain,
+        clauses=(
+            Clause(
+                "one layer with d ≥ 2 and (d', a) ≠ (1, 1); any ranks of A and V",
+                _singular_rule_domain,
+            ),
+        ),
         formula=_capped_span,
         certify=_tangent_span_certificate,
         cases=_singular_locus_cases,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import heads, metric, residual, transport
+from .._clauses import Clause
 from ..rank import ExactRank, exact_rank
 from ._core import Rule, _draw, _small
 
@@ -222,6 +223,9 @@ def _tensor_domain(d: int, d_out: int, a: int, r: int, t: int) -> bool:
     )
 
 
+TENSOR_DOMAIN = Clause("a ≤ d, r ≤ 2, t ≥ 2, the count at most the proved ceiling", _tensor_domain)
+
+
 def _tensor_cases(rng: np.random.Generator, n: int, max_params: int) -> list[dict[str, Any]]:
     def draw() -> dict[str, Any]:
         d = _draw(rng, 1, 4)
@@ -251,8 +255,9 @@ VARIANT_RULES: list[Rule] = [
             "a residual lightning network of width d has the sum of its single layers' "
             "dimensions, Σ_i (2a_i d + d² − f(a_i, d) − 1)"
         ),
-        domain_text="t ≥ 2 tokens (any depth and attention dimensions)",
-        in_domain=lambda d, attn, t: t >= 2,
+        clauses=(
+            Clause("t ≥ 2 tokens (any depth and attention dimensions)", lambda d, attn, t: t >= 2),
+        ),
         formula=_residual_formula,
         certify=lambda d, attn, t: exact_rank(residual.residual_parametrization(d, attn, t)),
         cases=_residual_cases,
@@ -265,8 +270,9 @@ VARIANT_RULES: list[Rule] = [
             "H summed lightning heads have dimension min(d'd·d(d+1)/2, "
             "H(2ad + dd' − f(a, d) − max(1, min(H, d²) − (d − r)²))), r = min(a, d)"
         ),
-        domain_text="d' ≥ 2 outputs, t ≥ 2 tokens",
-        in_domain=lambda d, d_out, a, H, t: d_out >= 2 and t >= 2,
+        clauses=(
+            Clause("d' ≥ 2 outputs, t ≥ 2 tokens", lambda d, d_out, a, H, t: d_out >= 2 and t >= 2),
+        ),
         formula=_summed_formula,
         certify=_summed_certify,
         cases=_summed_cases,
@@ -279,8 +285,9 @@ VARIANT_RULES: list[Rule] = [
             "standard multi-head softmax attention has dimension "
             "Σ_h [r_k(2d − r_k) + r_v(d + d' − r_v)], r_k = min(d_k, d), r_v = min(d_v, d, d')"
         ),
-        domain_text="t ≥ 2 tokens (any widths and head sizes)",
-        in_domain=lambda d, d_out, heads, t: t >= 2,
+        clauses=(
+            Clause("t ≥ 2 tokens (any widths and head sizes)", lambda d, d_out, heads, t: t >= 2),
+        ),
         formula=_output_count,
         certify=lambda d, d_out, heads, t: _output_dimension(d, d_out, heads, t, "exp"),
         cases=lambda rng: _output_cases(rng, 6, 70),
@@ -293,11 +300,15 @@ VARIANT_RULES: list[Rule] = [
             "standard multi-head lightning attention has dimension "
             "Σ_h [r_k(2d − r_k) + r_v(d + d' − r_v)] − H"
         ),
-        domain_text=(
-            "t ≥ 2; d' ≥ 2; at most two heads; no moves between heads (heads.moves_possible); "
-            "the count at most d'd·d(d+1)/2"
+        clauses=(
+            Clause(
+                (
+                    "t ≥ 2; d' ≥ 2; at most two heads; no moves between heads (heads.moves_possible); "
+                    "the count at most d'd·d(d+1)/2"
+                ),
+                _lightning_heads_domain,
+            ),
         ),
-        in_domain=_lightning_heads_domain,
         formula=lambda d, d_out, heads, t: _output_count(d, d_out, heads, t) - len(heads),
         certify=lambda d, d_out, heads, t: _output_dimension(d, d_out, heads, t, None),
         cases=lambda rng: _output_cases(rng, 24, 120),
@@ -307,8 +318,12 @@ VARIANT_RULES: list[Rule] = [
         label="prop-transport-dim",
         model="transport",
         statement="transport by a fixed orthogonal R gives dimension 2ad + dd' − dim C(R) − 1",
-        domain_text="a ≤ d, t ≥ 2 (R a rational block rotation)",
-        in_domain=lambda d, d_out, rotations, a, t: a <= d and t >= 2,
+        clauses=(
+            Clause(
+                "a ≤ d, t ≥ 2 (R a rational block rotation)",
+                lambda d, d_out, rotations, a, t: a <= d and t >= 2,
+            ),
+        ),
         formula=_fixed_formula,
         certify=_fixed_certify,
         cases=_fixed_cases,
@@ -321,8 +336,7 @@ VARIANT_RULES: list[Rule] = [
             "one learned map per offset gives dimension 2ad + dd' + (2t − 1)a² − 2a² − 1 "
             "− C(2a − d, 2)"
         ),
-        domain_text="a ≤ d, t ≥ 2",
-        in_domain=lambda d, d_out, a, t: a <= d and t >= 2,
+        clauses=(Clause("a ≤ d, t ≥ 2", lambda d, d_out, a, t: a <= d and t >= 2),),
         formula=_learned_formula,
         certify=_transport_certify(causal=False),
         cases=_connection_cases,
@@ -332,8 +346,12 @@ VARIANT_RULES: list[Rule] = [
         label="prop-mg-curvature",
         model="causal transport, flat",
         statement="causal transport by the powers of one learned map has dimension 2ad + dd' − 1",
-        domain_text="a ≤ d, t ≥ 3 (at t = 2 it is the curved count)",
-        in_domain=lambda d, d_out, a, t: a <= d and t >= 3,
+        clauses=(
+            Clause(
+                "a ≤ d, t ≥ 3 (at t = 2 it is the curved count)",
+                lambda d, d_out, a, t: a <= d and t >= 3,
+            ),
+        ),
         formula=_flat_formula,
         certify=_transport_certify(causal=True, flat=True),
         cases=_connection_cases,
@@ -346,8 +364,7 @@ VARIANT_RULES: list[Rule] = [
             "causal transport by one learned map per offset has dimension "
             "2ad + dd' + (t − 2)a² − 1 − C(2a − d, 2)"
         ),
-        domain_text="a ≤ d, t ≥ 2",
-        in_domain=lambda d, d_out, a, t: a <= d and t >= 2,
+        clauses=(Clause("a ≤ d, t ≥ 2", lambda d, d_out, a, t: a <= d and t >= 2),),
         formula=_curved_formula,
         certify=_transport_certify(causal=True),
         cases=_connection_cases,
@@ -357,8 +374,7 @@ VARIANT_RULES: list[Rule] = [
         label="prop-metric-dim",
         model="content weight",
         statement="the weight m(x) = μᵀx adds d − 1 dimensions: 2ad + dd' + d − f(a, d) − 2",
-        domain_text="t ≥ 2 tokens",
-        in_domain=lambda d, d_out, a, t: t >= 2,
+        clauses=(Clause("t ≥ 2 tokens", lambda d, d_out, a, t: t >= 2),),
         formula=_content_formula,
         certify=lambda d, d_out, a, t: exact_rank(metric.metric_parametrization(d, d_out, a, t)),
         cases=lambda rng: [
@@ -373,8 +389,7 @@ VARIANT_RULES: list[Rule] = [
             "the metric tensor I + Σ_k (B_k x)(B_k x)ᵀ at the query gives dimension "
             "2ad + dd' + rad − C(a, 2) − 1 − C(r, 2) − 1 (lightning)"
         ),
-        domain_text="a ≤ d, r ≤ 2, t ≥ 2, the count at most the proved ceiling",
-        in_domain=_tensor_domain,
+        clauses=(TENSOR_DOMAIN,),
         formula=_tensor_formula,
         certify=lambda d, d_out, a, r, t: exact_rank(
             metric.riemannian_parametrization(d, d_out, a, r, t=t)
@@ -386,8 +401,7 @@ VARIANT_RULES: list[Rule] = [
         label="prop-mg-grid",
         model="metric tensor, softmax",
         statement="with the softmax, the metric-tensor layer has one dimension more",
-        domain_text="as for the lightning layer",
-        in_domain=_tensor_domain,
+        clauses=(TENSOR_DOMAIN,),
         formula=lambda d, d_out, a, r, t: _tensor_formula(d, d_out, a, r, t) + 1,
         certify=_tensor_softmax_certify,
         cases=lambda rng: _tensor_cases(rng, 5, 50),
