@@ -38,6 +38,8 @@ rank_mod_p = _modp.rank_mod_p
 
 def _number(x: Any) -> Any:
     """Numpy scalars and sympy rationals as Python ints, ``Fraction`` or floats."""
+    if type(x) is int:
+        return x
     if isinstance(x, np.generic):
         return x.item()
     if isinstance(x, sympy.Integer):
@@ -59,7 +61,7 @@ def _kind(rows: Sequence[Sequence[Any]]) -> str:
     kind = "int"
     for row in rows:
         for x in row:
-            if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+            if type(x) is int or (isinstance(x, numbers.Integral) and not isinstance(x, bool)):
                 continue
             if isinstance(x, Fraction):
                 kind = "rational" if kind == "int" else kind

@@ -267,12 +267,11 @@ def _fiber_rows(
 
 
 def _stacked_rank(blocks: Sequence[NDArray[np.float64]]) -> int:
-    """The rank modulo the prime of residue blocks stacked on each other (small: flint)."""
+    """The rank modulo the prime of residue blocks stacked on each other."""
     blocks = [b for b in blocks if b.shape[0]]
     if not blocks:
         return 0
-    M = np.concatenate(blocks).astype(np.int64)
-    return int(flint.nmod_mat(*M.shape, M.ravel().tolist(), _exact.PRIME).rank())
+    return _exact.rank_mod_p(np.concatenate(blocks), _exact.PRIME)
 
 
 class FiberBounds(NamedTuple):

@@ -45,7 +45,7 @@ class SweepOptions:
     n: int = 20000
     shard_size: int = 50
     time_limit: float = 120.0
-    softmax_max_params: int = 300
+    softmax_max_params: int = 150
     limits: Limits = field(default_factory=Limits)
 
     def __post_init__(self) -> None:
