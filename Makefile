@@ -23,7 +23,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 JB_FLAGS := -W -n --keep-going --all
 
-.PHONY: book test setup lint unit durations site-check browser-check launch-check pdf clean atlas site-bench _part
+.PHONY: book test setup lint unit durations site-check browser-check launch-check pdf clean atlas sweep site-bench _part
 
 # Byte-compiling is left to Python's first import of each module: it compiles what is used,
 # not every file of torch, SciPy and Sphinx (it took twice the install's time).
@@ -139,6 +139,16 @@ _part:
 atlas: $(STAMP)
 	$(BIN)/python tools/make_atlas.py
 	$(BIN)/python tools/make_umbrella.py
+
+# The sweep of the rules beyond the atlas (lsa_lib.sweep): 20,000 certified architectures on a
+# Dask LocalCluster of this machine, resumable (finished shards are kept in site_data/sweep).
+# SWEEP_ARGS passes options: `make sweep SWEEP_ARGS="--scheduler tcp://host:8786"` runs it on an
+# existing cluster, `--workers N` sets the local workers; then `tools/check_rules.py` records
+# every rule's counts for the ledger.
+SWEEP_ARGS ?=
+sweep: $(STAMP)
+	$(BIN)/python -m lsa_lib.sweep --out site_data/sweep $(SWEEP_ARGS)
+	$(BIN)/python tools/check_rules.py
 
 clean:
 	rm -rf _build $(NOEXEC)

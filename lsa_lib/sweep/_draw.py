@@ -92,6 +92,8 @@ def _deep_wide_input(rng: np.random.Generator, lim: Limits) -> Case:
 def _ones(rng: np.random.Generator, lim: Limits) -> Case:
     """Patterns of ``a_i = 1``: all ones, a one before larger ones, larger ones before ones."""
     l = _depth(rng, lim, 2)
+    if l < 2:  # a depth limit of 1 leaves no pattern to draw
+        return _uniform(rng, lim)
     big = lambda: int(rng.integers(2, max(2, lim.max_attn) + 1))  # noqa: E731
     k = int(rng.integers(1, l))
     pattern = int(rng.integers(4))
@@ -113,6 +115,8 @@ def _ones(rng: np.random.Generator, lim: Limits) -> Case:
 def _valley(rng: np.random.Generator, lim: Limits) -> Case:
     """Widening after narrowing: some ``d_{i-1} > d_i < d_{i+1}``."""
     l = _depth(rng, lim, 2)
+    if l < 2:  # no hidden layer to widen after
+        return _uniform(rng, lim)
     widths = list(_ints(rng, 1, lim.max_width, l + 1))
     i = int(rng.integers(1, l))
     low = int(rng.integers(1, max(1, lim.max_width - 1) + 1))

@@ -29,6 +29,8 @@ from ._certify import certify_architecture, rule_verdicts
 from ._draw import Limits, draw
 
 MANIFEST = "sweep.json"
+# how long a given scheduler address may take to answer
+CONNECT_TIMEOUT = "5s"
 SOFTMAX_RULES = frozenset({"softmax one layer", "softmax formula", "softmax lightning plus l"})
 
 
@@ -193,7 +195,7 @@ def _client(workers: int, scheduler: str | None) -> Any:
 
     if scheduler is not None:
         try:
-            return Client(scheduler, timeout="10s")
+            return Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as err:
             raise ConnectionError(
                 f"no Dask scheduler answers at {scheduler!r} ({type(err).__name__}: {err})"
@@ -203,7 +205,7 @@ def _client(workers: int, scheduler: str | None) -> Any:
         n_workers=workers,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # a free port: two sweeps on one machine do not collide
         silence_logs=logging.ERROR,
     )
     return Client(cluster)
