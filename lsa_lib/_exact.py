@@ -246,6 +246,53 @@ def nullspace(M: Any) -> list[list[int]]:
     return basis
 
 
+def cofactor_vectors(S: list[list[int]], n: int) -> list[list[int]]:
+    """Integer vectors orthogonal to the ``m < n`` rows of ``S`` (generalized cross products).
+
+    For each set of ``n − 1 − m`` unit rows ``E``, the cofactor vector ``w`` of the
+    ``(n − 1) × n`` matrix ``[S; E]``, so that ``w · x = ± det [S; E; x]`` for every ``x``: a
+    polynomial in the entries of ``S`` with integer coefficients. For generic ``S`` they span
+    the orthogonal complement of its rows.
+    """
+    out = []
+    for extra in itertools.combinations(range(n), n - 1 - len(S)):
+        rows = S + [[1 if c == e else 0 for c in range(n)] for e in extra]
+        out.append([(-1) ** c * det([r[:c] + r[c + 1 :] for r in rows]) for c in range(n)])
+    return out
+
+
+def independent_rows(rows: list[list[int]], limit: int) -> list[int]:
+    """Indices of up to ``limit`` rows, each independent of the ones before (exact rank)."""
+    chosen: list[int] = []
+    for k, row in enumerate(rows):
+        if len(chosen) == limit:
+            break
+        if any(row) and flint.fmpz_mat([rows[c] for c in chosen] + [row]).rank() > len(chosen):
+            chosen.append(k)
+    return chosen
+
+
+def kernel_vectors(M: list[list[int]], n: int, bound: int) -> list[list[int]]:
+    """A polynomial family of vectors orthogonal to every row of ``M``, if ``rank M ≤ bound``.
+
+    ``bound`` must bound the rank of ``M`` at *every* point (a structural bound). Then any
+    ``bound + 1`` rows of ``M`` are dependent everywhere, and the :func:`cofactor_vectors`
+    ``w`` of any ``bound`` rows ``S`` satisfy ``w · x = ± det [S; E; x] = 0`` for every row
+    ``x`` of ``M`` as polynomial identities. ``S`` is chosen independent at this point when it
+    can be, and of the vectors only independent ones are kept (``n − rank M`` of them here).
+    """
+    if bound >= n:
+        return []
+    if len(M) <= bound:
+        S = [list(r) for r in M]
+    else:
+        picked = independent_rows(M, bound)
+        rest = [k for k in range(len(M)) if k not in picked]
+        S = [list(M[k]) for k in sorted(picked + rest[: bound - len(picked)])]
+    vectors = cofactor_vectors(S, n)
+    return [vectors[k] for k in independent_rows(vectors, n)]
+
+
 def det_mod(M: Sequence[Sequence[int]], p: int = PRIME) -> int:
     """``det M mod p`` for an integer matrix."""
     return int(flint.nmod_mat([[int(x) % p for x in row] for row in M], p).det())

@@ -23,6 +23,7 @@ acting by conjugation; a learned curved one has independent bases for keys and q
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from math import lcm
 from typing import Any
@@ -355,14 +356,16 @@ def learned_transport_parametrization(
     lsa_lib.rank.Parametrization
         Curved: generators ``GL_a`` on the query side (``δQ = EQ``, ``δT_k = −T_k E``), on the
         key side (``δK = EK``, ``δT_k = −Eᵀ T_k``), the value scaling (``δV = −V``,
-        ``δT_k = T_k``) and, for ``a = d``, the invisible antisymmetric part of ``Kᵀ T_0 Q``
-        (``δT_0 = adj(K)ᵀ S adj(Q)``); ``predicted`` (the book's, for ``a ≤ d``, else None):
+        ``δT_k = T_k``) and the invisible antisymmetric part of ``Kᵀ T_0 Q``
+        (``δT_0 = adj(K)ᵀ S adj(Q)`` for ``a = d``; for ``a < d``, ``δT_0 = α₁β₂ᵀ − α₂β₁ᵀ`` from
+        cofactor vectors ``(α; β)`` of ``[Kᵀ | −Qᵀ]``); ``predicted`` (the book's, for ``a ≤ d``, else None):
         ``P − 2a² − 1 − C(2a − d, 2)`` (offset 0 occurs only for ``i = j``, so the
         antisymmetric matrices ``Kᵀ T_0 Q``, supported on the ``(2a − d)``-dimensional
         intersection of the row spaces of ``K`` and ``Q``, are invisible). Flat: generators
         ``GL_a`` by conjugation (``δQ = EQ``, ``δK = −Eᵀ K``, ``δR = ER − RE``), the value
-        scaling and, for ``t = 2`` and ``a = d``, the invisible antisymmetric part of ``Kᵀ Q``
-        (``δQ = det Q · adj(K)ᵀ W``, ``δR = −R adj(K)ᵀ W adj(Q)``, ``W`` antisymmetric);
+        scaling and, for ``t = 2``, the invisible antisymmetric part of ``Kᵀ Q``
+        (``δQ = det Q · adj(K)ᵀ W``, ``δR = −R adj(K)ᵀ W adj(Q)``, ``W`` antisymmetric, for
+        ``a = d``; ``δQ = NQ``, ``δR = −RN`` with the same ``N`` as above for ``a < d``);
         ``predicted = P − a² − 1 = 2ad + dd' − 1`` for ``a ≤ d`` and ``t ≥ 3`` (for ``t = 2``
         the curved count, ``C(2a − d, 2)`` less: with two tokens there is no loop, and the two
         connections give the same functions), None for ``a > d``.
@@ -408,6 +411,9 @@ def learned_transport_parametrization(
                     S = np.zeros((d, d), dtype=object)
                     S[r, s], S[s, r] = 1, -1
                     Tg.add({3 + zero: adjK.T @ S @ adjQ})
+        else:
+            for N in _invisible_offset_zero(Q, K):
+                Tg.add({3 + zero: N})
         return Tg.matrix()
 
     return Parametrization(
@@ -418,6 +424,26 @@ def learned_transport_parametrization(
         generators=generators,
         predicted=P - 2 * a * a - 1 - m * (m - 1) // 2 if a <= d else None,
     )
+
+
+def _invisible_offset_zero(Q: Any, K: Any) -> list[NDArray[np.object_]]:
+    """``a × a`` integer matrices ``N``, polynomial in ``Q, K``, with ``Kᵀ N Q`` antisymmetric.
+
+    For ``a < d``: kernel vectors ``(α; β)`` of ``[Kᵀ | −Qᵀ]`` (``Kᵀ α = Qᵀ β = u``, a vector of
+    the intersection of the row spaces of ``K`` and ``Q``) are cofactor vectors, polynomial in
+    the weights; for two of them ``N = α₁ β₂ᵀ − α₂ β₁ᵀ`` gives ``Kᵀ N Q = u₁ u₂ᵀ − u₂ u₁ᵀ``.
+    Generically the ``2a − d`` kernel vectors give the ``C(2a − d, 2)`` antisymmetric matrices
+    on the intersection that offset 0 cannot see (:doc:`/book/notes/transport`).
+    """
+    a, d = Q.shape
+    rows = [[int(x) for x in K[:, c]] + [-int(x) for x in Q[:, c]] for c in range(d)]
+    kernel = _exact.kernel_vectors(rows, 2 * a, d)
+    out = []
+    for w1, w2 in itertools.combinations(kernel, 2):
+        alpha1, beta1 = np.array(w1[:a], dtype=object), np.array(w1[a:], dtype=object)
+        alpha2, beta2 = np.array(w2[:a], dtype=object), np.array(w2[a:], dtype=object)
+        out.append(np.outer(alpha1, beta2) - np.outer(alpha2, beta1))
+    return out
 
 
 def _flat_parametrization(d: int, d_out: int, a: int, t: int) -> Parametrization:
@@ -448,6 +474,9 @@ def _flat_parametrization(d: int, d_out: int, a: int, t: int) -> Parametrization
                     W[r, s], W[s, r] = 1, -1
                     # δ(Kᵀ Q) = det K det Q · W, δ(Kᵀ R Q) = 0
                     T.add({0: detQ * (adjK.T @ W), 3: -(R @ adjK.T @ W @ adjQ)})
+        elif t == 2:  # a < d: δQ = N Q, δR = −R N move Kᵀ Q by Kᵀ N Q (antisymmetric) only
+            for N in _invisible_offset_zero(Q, K):
+                T.add({0: N @ Q, 3: -(R @ N)})
         return T.matrix()
 
     return Parametrization(

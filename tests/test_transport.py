@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import sympy
@@ -168,13 +170,35 @@ def test_learned_transport_forward_and_symmetries():
 
 @pytest.mark.parametrize(
     ("d", "d_out", "a", "t", "certified"),
-    [(3, 3, 2, 3, True), (2, 2, 2, 3, True), (4, 2, 3, 3, False)],
+    [(3, 3, 2, 3, True), (2, 2, 2, 3, True), (4, 2, 3, 3, True), (5, 2, 4, 3, True)],
 )
 def test_learned_transport_dimension(d, d_out, a, t, certified):
     param = learned_transport_parametrization(d, d_out, a, t)
     c = exact_rank(param)
     assert c.lower == param.predicted
     assert c.certified == certified
+
+
+@pytest.mark.parametrize(("d", "d_out", "a", "dim"), [(4, 3, 3, 34), (5, 2, 4, 46), (4, 2, 3, 30)])
+def test_flat_transport_with_two_tokens_and_a_below_d(d, d_out, a, dim):
+    """a < d, 2a − d ≥ 2: the invisible antisymmetric directions of Kᵀ Q close the bounds."""
+    param = learned_transport_parametrization(d, d_out, a, 2, causal=True, flat=True)
+    c = exact_rank(param)
+    assert c.certified and c.rank == param.predicted == dim
+    without = replace(param, generators=_without_invisible(param, d, a))
+    assert exact_rank(without).upper > dim  # the new directions are needed
+
+
+def _without_invisible(param, d, a):
+    """The flat connection's generators less the directions of the invisible offset 0."""
+    m = 2 * a - d
+    n_invisible = m * (m - 1) // 2
+
+    def generators(params):
+        G = param.generators(params)
+        return G[: G.shape[0] - n_invisible]
+
+    return generators
 
 
 def test_bad_inputs():

@@ -12,7 +12,6 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import flint
 import numpy as np
 from numpy.typing import NDArray
 
@@ -24,53 +23,6 @@ from ._formulas import _read_bounds
 # The families of extra_fiber_directions, in the order of its rows (documented as
 # lsa_lib.dimension.FIBER_FAMILIES).
 FIBER_FAMILIES: tuple[str, ...] = ("collapse", "unread", "unused", "one token")
-
-
-def _cofactor_vectors(S: list[list[int]], n: int) -> list[list[int]]:
-    """Integer vectors orthogonal to the ``m < n`` rows of ``S`` (generalized cross products).
-
-    For each set of ``n − 1 − m`` unit rows ``E``, the cofactor vector ``w`` of the
-    ``(n − 1) × n`` matrix ``[S; E]``, so that ``w · x = ± det [S; E; x]`` for every ``x``: a
-    polynomial in the entries of ``S`` with integer coefficients. For generic ``S`` they span
-    the orthogonal complement of its rows.
-    """
-    out = []
-    for extra in itertools.combinations(range(n), n - 1 - len(S)):
-        rows = S + [[1 if c == e else 0 for c in range(n)] for e in extra]
-        out.append([(-1) ** c * _exact.det([r[:c] + r[c + 1 :] for r in rows]) for c in range(n)])
-    return out
-
-
-def _independent(rows: list[list[int]], limit: int) -> list[int]:
-    """Indices of up to ``limit`` rows, each independent of the ones before (exact rank)."""
-    chosen: list[int] = []
-    for k, row in enumerate(rows):
-        if len(chosen) == limit:
-            break
-        if any(row) and flint.fmpz_mat([rows[c] for c in chosen] + [row]).rank() > len(chosen):
-            chosen.append(k)
-    return chosen
-
-
-def _kernel_vectors(M: list[list[int]], n: int, bound: int) -> list[list[int]]:
-    """A polynomial family of vectors orthogonal to every row of ``M``, if ``rank M ≤ bound``.
-
-    ``bound`` must bound the rank of ``M`` at *every* point (a structural bound). Then any
-    ``bound + 1`` rows of ``M`` are dependent everywhere, and the :func:`_cofactor_vectors`
-    ``w`` of any ``bound`` rows ``S`` satisfy ``w · x = ± det [S; E; x] = 0`` for every row
-    ``x`` of ``M`` as polynomial identities. ``S`` is chosen independent at this point when it
-    can be, and of the vectors only independent ones are kept (``n − rank M`` of them here).
-    """
-    if bound >= n:
-        return []
-    if len(M) <= bound:
-        S = [list(r) for r in M]
-    else:
-        picked = _independent(M, bound)
-        rest = [k for k in range(len(M)) if k not in picked]
-        S = [list(M[k]) for k in sorted(picked + rest[: bound - len(picked)])]
-    vectors = _cofactor_vectors(S, n)
-    return [vectors[k] for k in _independent(vectors, n)]
 
 
 def _matmul(A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
@@ -186,7 +138,7 @@ def _family_rows(
             read = (Qn + Kn if attention_read else []) + _matmul(read, Vn)
             d_i, d_prev = widths[i], widths[i - 1]
             start = offsets[i - 1] + 2 * attn[i - 1] * d_prev
-            for z in _kernel_vectors(read, d_i, bound[i]):
+            for z in _exact.kernel_vectors(read, d_i, bound[i]):
                 for c in range(d_prev):  # δV_i = z e_cᵀ: column c of V_i moves by z
                     rows.append({start + r * d_prev + c: z[r] for r in range(d_i) if z[r]})
     if "unused" in wanted and l > 1:
@@ -195,7 +147,9 @@ def _family_rows(
         for i in range(1, l):  # L is L_i; layer i + 1 = mats[i] reads it
             narrowest = min(widths[: i + 1])
             d_i = widths[i]
-            for z in _kernel_vectors([list(col) for col in zip(*L, strict=True)], d_i, narrowest):
+            for z in _exact.kernel_vectors(
+                [list(col) for col in zip(*L, strict=True)], d_i, narrowest
+            ):
                 unit_rows(rows, offsets[i], attn[i], d_i, z)  # δQ_{i+1} = e_r zᵀ
                 unit_rows(rows, offsets[i] + attn[i] * d_i, attn[i], d_i, z)  # δK_{i+1}
                 unit_rows(rows, offsets[i] + 2 * attn[i] * d_i, widths[i + 1], d_i, z)  # δV
