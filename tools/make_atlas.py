@@ -123,38 +123,20 @@ def softmax_entry(
 ) -> dict[str, Any]:
     """The softmax network's dimension: certified bounds, and a float64 estimate.
 
-    ``softmax_lower``/``softmax_upper``: the exact engine's bounds (a Jacobian minor proven
-    non-zero in ball arithmetic; P minus the symmetries that survive the softmax and the fiber
-    families that are softmax symmetries too), computed at up to ``SOFTMAX_POINTS`` random
-    points until they meet, the best of each kept (every pair is a proof);
-    ``softmax_points`` says how many points were tried. ``softmax_rank``: the float64 reading
-    of the Jacobian that chose the certificate's minor (no second Jacobian), the largest
-    trusted one over those points, with its ``softmax_gap``; None when no point gives a trusted
-    reading (``softmax_gap`` is then the largest drop seen). ``softmax_families``: as
-    :func:`closing_families`. ``softmax_open``: None, or why the bounds do not meet (the key of
-    a sentence of ``OPEN_REASONS``).
+    ``softmax_lower``/``softmax_upper``, ``softmax_points``, ``softmax_rank`` and
+    ``softmax_gap``: ``lsa_lib.sweep.softmax_bounds`` (the exact engine's bounds at up to
+    ``SOFTMAX_POINTS`` random points until they meet, the best of each kept; the float64 reading of the Jacobian
+    that chose the certificate's minor, the largest trusted one, with its gap).
+    ``softmax_families``: as :func:`closing_families`. ``softmax_open``: None, or why the bounds
+    do not meet (the key of a sentence of ``OPEN_REASONS``).
     """
-    from lsa_lib.dimension import exact_dimension
+    from lsa_lib.sweep import softmax_bounds
 
-    certs = []
-    for k in range(SOFTMAX_POINTS):
-        certs.append(exact_dimension(widths, attn, T, "exp", beyond_symmetries=True, seed=seed + k))
-        lower, upper = max(c.lower for c in certs), min(c.upper for c in certs)
-        if lower == upper:
-            break
-    readings = [c.reading for c in certs]
-    entry: dict[str, Any] = {
-        "softmax_lower": lower,
-        "softmax_upper": upper,
-        "softmax_points": len(certs),
-        "softmax_families": closing_families(widths, attn, "exp", seed=seed),
-        "softmax_open": None if lower == upper else open_reason(lower, upper, readings),
-    }
-    trusted = [r for r in readings if r.trusted]
-    if not trusted:
-        return {**entry, "softmax_rank": None, "softmax_gap": max(float(r.gap) for r in readings)}
-    best = max(trusted, key=lambda r: (r.rank, r.gap))
-    return {**entry, "softmax_rank": best.rank, "softmax_gap": float(best.gap)}
+    entry = softmax_bounds(widths, attn, T, seed=seed, points=SOFTMAX_POINTS)
+    lower, upper = entry["softmax_lower"], entry["softmax_upper"]
+    entry["softmax_families"] = closing_families(widths, attn, "exp", seed=seed)
+    entry["softmax_open"] = None if lower == upper else open_reason(entry["softmax_rank"], upper)
+    return entry
 
 
 # Why a softmax entry's bounds do not meet, decided from the certificates themselves.
@@ -177,12 +159,12 @@ OPEN_REASONS = {
 }
 
 
-def open_reason(lower: int, upper: int, readings: list[Any]) -> str:
-    """The key of ``OPEN_REASONS`` that says why ``lower < upper`` (from the float readings)."""
-    trusted = [r for r in readings if r.trusted]
-    if not trusted:
+def open_reason(rank: int | None, upper: int) -> str:
+    """The key of ``OPEN_REASONS`` that says why the bounds do not meet, from the best trusted
+    float reading ``rank`` (None: no point gave one)."""
+    if rank is None:
         return "no-gap"
-    return "ball-short" if max(r.rank for r in trusted) >= upper else "float-below"
+    return "ball-short" if rank >= upper else "float-below"
 
 
 # ----------------------------------------------------------------------------------------

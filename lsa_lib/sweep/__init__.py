@@ -22,7 +22,7 @@ from typing import Any
 
 from ..rules import RULES, Rule, RuleCheck, check_rule
 from . import _draw
-from ._certify import certify_architecture
+from ._certify import certify_architecture, softmax_bounds
 from ._draw import Limits
 from ._run import SweepOptions, main, read_sweep, run_sweep
 
@@ -31,6 +31,7 @@ __all__ = [
     "Limits",
     "SweepOptions",
     "certify_architecture",
+    "softmax_bounds",
     "draw_architectures",
     "run_sweep",
     "read_sweep",

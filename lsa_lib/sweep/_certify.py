@@ -15,13 +15,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from .. import _checks
 from ..dimension import exact_dimension, needed_fiber_families
 from ..lightning import parameter_count
 from ..rules import RULES
 
 DEEP_RULES = [r for r in RULES if r.model in ("lightning", "softmax")]
-# the softmax certificate is tried at up to this many random points, until its bounds meet
-SOFTMAX_POINTS = 3
 
 
 class TimeLimitExceeded(Exception):
@@ -64,20 +63,37 @@ def deadline(seconds: float | None) -> Iterator[None]:
 
 
 def softmax_bounds(
-    widths: tuple[int, ...], attn: tuple[int, ...], t: int, seed: int = 0
+    widths: tuple[int, ...], attn: tuple[int, ...], t: int, seed: int = 0, points: int = 3
 ) -> dict[str, Any]:
-    """The softmax network's certified bounds and float64 reading, at up to three points.
+    """The softmax network's certified bounds and float64 reading, at up to ``points`` points.
+
+    Used by the sweep and by the atlas (:doc:`/book/notes/sweep`, :doc:`/book/atlas`).
 
     The bounds (a Jacobian minor proven non-zero in ball arithmetic; ``P`` minus the
     symmetries that survive the softmax and the fiber families that are softmax symmetries
-    too) are computed at up to :data:`SOFTMAX_POINTS` random points until they meet, the best
+    too) are computed at up to ``points`` random points until they meet, the best
     of each kept (every pair is a proof). The reading is the float64 rank of the Jacobian that
     chose the minor, the largest trusted one over the points, with its gap (None when no point
     gives a trusted reading; the gap is then the largest drop seen). Explained in
     :doc:`/book/06_softmax`.
+
+    Parameters
+    ----------
+    widths, attn : tuple of int
+    t : int
+    seed : int
+        The first point's seed (the others: ``seed + 1``, ``seed + 2``, …).
+    points : int
+        The most points tried.
+
+    Returns
+    -------
+    dict
+        ``softmax_lower``, ``softmax_upper``, ``softmax_points``, ``softmax_rank`` (or None),
+        ``softmax_gap``.
     """
     certs = []
-    for k in range(SOFTMAX_POINTS):
+    for k in range(_checks.size(points, "points")):
         certs.append(exact_dimension(widths, attn, t, "exp", beyond_symmetries=True, seed=seed + k))
         lower, upper = max(c.lower for c in certs), min(c.upper for c in certs)
         if lower == upper:
