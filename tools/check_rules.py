@@ -2,8 +2,9 @@
 
 For each rule: the certified cases it was checked on inside its domain, the certified cases
 just outside it and how many of them disagree with the formula. Rules about deep lightning and
-softmax networks are checked on every certified entry of the atlas (``site_data/atlas``) plus a
-seeded sample of architectures off the atlas's grid; rules about other models on a seeded
+softmax networks are checked on every certified entry of the atlas (``site_data/atlas``) and of
+the sweep (``site_data/sweep``, its counts kept apart) plus a seeded sample of architectures off
+the atlas's grid; rules about other models on a seeded
 sample of their own cases, each certified here. The result goes to ``site_data/rules.json``
 (part of ``make atlas``); ``tests/test_rules.py`` recomputes the atlas counts and certifies a
 fresh sample, so the stored file cannot drift from the rules.
@@ -68,11 +69,22 @@ def _counts(check: Any) -> dict[str, int]:
     }
 
 
+def sweep_checks() -> dict[str, Any]:
+    """The lightning and softmax rules on the committed sweep (``site_data/sweep``), if any."""
+    from lsa_lib.sweep import read_sweep, rule_checks
+
+    if not (ROOT / "site_data" / "sweep" / "sweep.json").exists():
+        return {}
+    return rule_checks(read_sweep(ROOT / "site_data" / "sweep"))
+
+
 def check_all(n_samples: int = 1) -> dict[str, dict[str, Any]]:
-    """Every rule's counts: on the atlas (lightning and softmax rules) and on its sample."""
+    """Every rule's counts: on the atlas and the sweep (lightning and softmax rules) and on its
+    sample."""
     from lsa_lib.rules import RULES, check_rule
 
     entries = read_atlas()
+    swept = sweep_checks()
     result = {}
     for rule in RULES:
         atlas = atlas_cases(entries, rule.model) if rule.model in BOUNDS else []
@@ -85,6 +97,11 @@ def check_all(n_samples: int = 1) -> dict[str, dict[str, Any]]:
                     f"rule {rule.name!r} ({rule.domain_text}) is contradicted by certified "
                     f"{where} cases inside its domain: {list(check.disagree_inside)[:5]}"
                 )
+        if rule.name in swept and swept[rule.name].disagree_inside:
+            raise SystemExit(
+                f"rule {rule.name!r} ({rule.domain_text}) is contradicted by certified sweep "
+                f"cases inside its domain: {list(swept[rule.name].disagree_inside)[:5]}"
+            )
         total = check_rule(rule, atlas + sample)
         result[rule.name] = {
             "label": rule.label,
@@ -95,6 +112,8 @@ def check_all(n_samples: int = 1) -> dict[str, dict[str, Any]]:
             **_counts(total),
             "atlas": _counts(checks["atlas"]),
         }
+        if rule.name in swept:
+            result[rule.name]["sweep"] = _counts(swept[rule.name])
     return result
 
 
