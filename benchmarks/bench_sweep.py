@@ -91,21 +91,10 @@ def _single_threaded() -> None:
 def pool_wall(n: int, seed: int, jobs: int = 2) -> float:
     """The same cases through the atlas's strategy: a fork pool, the costliest first."""
     from lsa_lib.lightning import parameter_count
-    from lsa_lib.sweep._certify import rule_verdicts
-    from lsa_lib.sweep._run import SOFTMAX_RULES, shard_cases
+    from lsa_lib.sweep._run import shard_tasks
 
     options = _options(n, seed)
-    cases = []
-    for k in range(options.shards):
-        for j, c in enumerate(shard_cases(options, k)):
-            touched = rule_verdicts(c["widths"], c["attn"], c["t"], {})
-            softmax = parameter_count(
-                c["widths"], c["attn"]
-            ) <= options.softmax_max_params and bool(
-                SOFTMAX_RULES & set(touched["rules"] + touched["near"])
-            )
-            seed_k = (options.seed * 1_000_003 + k * 10_007 + j) % 2**31
-            cases.append({**c, "seed": seed_k, "softmax": softmax})
+    cases = [c for k in range(options.shards) for c in shard_tasks(options, k)]
     cases.sort(key=lambda c: parameter_count(c["widths"], c["attn"]) * len(c["attn"]), reverse=True)
     start = time.perf_counter()
     ctx = multiprocessing.get_context("fork")

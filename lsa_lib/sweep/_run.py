@@ -91,23 +91,38 @@ def shard_cases(options: SweepOptions, k: int) -> list[dict[str, Any]]:
     return [draw(rng, options.limits) for _ in range(options.shard_len(k))]
 
 
+def shard_tasks(options: SweepOptions, k: int) -> list[dict[str, Any]]:
+    """The cases of shard ``k`` with what is computed for each: its certificates' ``seed`` and
+    whether the softmax network is certified too (``softmax``)."""
+    out = []
+    for j, case in enumerate(shard_cases(options, k)):
+        w, a, t = case["widths"], case["attn"], case["t"]
+        touched = rule_verdicts(w, a, t, {})
+        softmax = parameter_count(w, a) <= options.softmax_max_params and bool(
+            SOFTMAX_RULES & set(touched["rules"] + touched["near"])
+        )
+        seed = (options.seed * 1_000_003 + k * 10_007 + j) % 2**31
+        out.append({"shard": k, "index": j, "seed": seed, **case, "softmax": softmax})
+    return out
+
+
 def run_shard(options: SweepOptions, k: int) -> list[dict[str, Any]]:
     """Every record of shard ``k`` (a Dask task: one thread; deterministic but for the times)."""
     import torch
 
     torch.set_num_threads(1)
     out = []
-    for j, case in enumerate(shard_cases(options, k)):
-        w, a, t = case["widths"], case["attn"], case["t"]
-        seed = (options.seed * 1_000_003 + k * 10_007 + j) % 2**31
-        touched = rule_verdicts(w, a, t, {})
-        softmax = parameter_count(w, a) <= options.softmax_max_params and bool(
-            SOFTMAX_RULES & set(touched["rules"] + touched["near"])
-        )
+    for task in shard_tasks(options, k):
+        softmax = task.pop("softmax")
         record = certify_architecture(
-            w, a, t, seed=seed, softmax=softmax, time_limit=options.time_limit
+            task["widths"],
+            task["attn"],
+            task["t"],
+            seed=task["seed"],
+            softmax=softmax,
+            time_limit=options.time_limit,
         )
-        out.append({"shard": k, "index": j, "seed": seed, **case, **record})
+        out.append({**task, **record})
     return out
 
 
