@@ -32,6 +32,7 @@ __all__ = [
     "use_book_style",
     "loglog_with_fit",
     "plot_signed_matrix",
+    "plot_count_grid",
     "plot_singular_values",
     "plot_fiber_sketch",
     "plot_umbrella_slice",
@@ -192,6 +193,69 @@ def plot_signed_matrix(
             ax.text(j, i, f"{v:g}", ha="center", va="center", fontsize=10)
     ax.set_xticks(range(A.shape[1]), xlabels or [str(k + 1) for k in range(A.shape[1])])
     ax.set_yticks(range(A.shape[0]), ylabels or [str(k + 1) for k in range(A.shape[0])])
+    ax.grid(False)
+    return image
+
+
+def plot_count_grid(
+    ax: Axes,
+    counts: ArrayLike,
+    *,
+    xlabels: list[str],
+    ylabels: list[str],
+    outline: ArrayLike | None = None,
+    cmap: str = "Blues",
+) -> AxesImage:
+    """Counts on a grid, each written in its cell, the colour on a log scale; cells outlined.
+
+    Explained in :doc:`/book/notes/sweep` (where the sweep's architectures lie, and where the
+    refuted rules fail).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    counts : array-like of int, shape=[m, n]
+        Non-negative; zero cells are left white and unlabelled.
+    xlabels, ylabels : list of str
+        The ``n`` column and ``m`` row labels.
+    outline : array-like of bool, shape=[m, n], optional
+        Cells to frame (the atlas's grid, say).
+    cmap : str
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+    """
+    from matplotlib.colors import LogNorm
+
+    A = np.asarray(counts)
+    if A.ndim != 2 or 0 in A.shape:
+        raise ValueError(f"counts must be a non-empty matrix, got shape {A.shape}")
+    if not np.issubdtype(A.dtype, np.integer) or (A < 0).any():
+        raise ValueError("counts must be non-negative integers")
+    if (len(ylabels), len(xlabels)) != A.shape:
+        raise ValueError(f"{len(ylabels)} × {len(xlabels)} labels for counts of shape {A.shape}")
+    shown = np.ma.masked_equal(A, 0)
+    top = max(int(A.max()), 2)
+    image = ax.imshow(shown, cmap=cmap, norm=LogNorm(vmin=1, vmax=top), aspect="auto")
+    for (i, j), v in np.ndenumerate(A):
+        if v:
+            dark = np.log(v) > 0.6 * np.log(top)
+            ax.text(
+                j, i, str(v), ha="center", va="center", fontsize=8, color="white" if dark else _TEXT
+            )
+    if outline is not None:
+        frame = np.asarray(outline, dtype=bool)
+        if frame.shape != A.shape:
+            raise ValueError(f"outline must have the shape of counts {A.shape}, got {frame.shape}")
+        for i, j in zip(*np.nonzero(frame), strict=True):
+            ax.add_patch(
+                mpl.patches.Rectangle(
+                    (j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor=_BOOK_COLORS[1], linewidth=1.6
+                )
+            )
+    ax.set_xticks(range(A.shape[1]), xlabels)
+    ax.set_yticks(range(A.shape[0]), ylabels)
     ax.grid(False)
     return image
 

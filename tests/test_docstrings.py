@@ -135,8 +135,11 @@ def test_public_names_are_few_and_unique():
     # check the chapters repeat), + 2 for the research note on widening layers (FIBER_FAMILIES,
     # the fiber families' names, and needed_fiber_families, which the atlas uses), + 2 for the
     # read bound (HYPOTHESES, the clauses the formula and the rules share, and unread_count,
-    # the seen-dimension correction); moving a name between modules does not add one
-    assert len(names) <= 114
+    # the seen-dimension correction), + 10 for the sweep beyond the atlas (lsa_lib.sweep: its
+    # distribution KINDS, Limits and draw_architectures, SweepOptions, run_sweep, read_sweep, main,
+    # certify_architecture, rule_checks) and lsa_lib.rules.REFUTED (the refuted rules it keeps
+    # refuted); moving a name between modules does not add one
+    assert len(names) <= 124
 
 
 MENTION = re.compile(r"lsa_lib(?:\.[A-Za-z_]\w*)+")

@@ -11,6 +11,7 @@ from lsa_lib.plotting import (
     _BOOK_COLORS,
     _SINGULAR_COLOR,
     loglog_with_fit,
+    plot_count_grid,
     plot_fiber_sketch,
     plot_signed_matrix,
     plot_singular_values,
@@ -80,6 +81,25 @@ def test_plot_signed_matrix():
     assert plot_signed_matrix(ax, M, vmax=10).get_clim() == (-10.0, 10.0)
     with pytest.raises(ValueError, match="matrix"):
         plot_signed_matrix(ax, np.ones(3))
+    plt.close(fig)
+
+
+def test_plot_count_grid():
+    fig, ax = plt.subplots()
+    counts = np.array([[0, 3], [12, 1]])
+    frame = np.array([[True, False], [False, False]])
+    plot_count_grid(ax, counts, xlabels=["a", "b"], ylabels=["1", "2"], outline=frame)
+    assert sorted(t.get_text() for t in ax.texts) == ["1", "12", "3"]  # zero cells unlabelled
+    assert len(ax.patches) == 1 and ax.patches[0].get_xy() == (-0.5, -0.5)
+    for bad, match in [(np.ones(3, dtype=int), "matrix"), (np.array([[-1]]), "non-negative")]:
+        with pytest.raises(ValueError, match=match):
+            plot_count_grid(ax, bad, xlabels=["a"], ylabels=["1"])
+    with pytest.raises(ValueError, match="labels"):
+        plot_count_grid(ax, counts, xlabels=["a"], ylabels=["1", "2"])
+    with pytest.raises(ValueError, match="outline"):
+        plot_count_grid(ax, counts, xlabels=["a", "b"], ylabels=["1", "2"], outline=[True])
+    with pytest.raises(ValueError, match="integers"):
+        plot_count_grid(ax, counts * 0.5, xlabels=["a", "b"], ylabels=["1", "2"])
     plt.close(fig)
 
 

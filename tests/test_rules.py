@@ -256,3 +256,19 @@ def test_the_read_bound_looks_through_every_later_layer(widths, attn, t, dim):
     assert rule("seen-dimension correction").value(**case) == dim
     assert rule("general widths").value(**case) is None
     assert "fully read" in rule("general widths").failed_clauses(**case)[0].text
+
+
+@pytest.mark.parametrize("r", __import__("lsa_lib.rules").rules.REFUTED, ids=lambda r: r.name)
+def test_the_refuted_rules_stay_refuted(r):
+    """Each refuted rule has certified counterexamples inside its domain, and none on the atlas
+    (the atlas stops at depth 3, where the one-layer-ahead count is the seen dimension)."""
+    from lsa_lib.dimension import exact_dimension
+
+    certified = []
+    for widths, attn, t, dim in ONE_LAYER_AHEAD_FAILURES:
+        assert exact_dimension(widths, attn, t, beyond_symmetries=True).rank == dim
+        certified.append(({"widths": widths, "attn": attn, "t": t}, dim))
+    check = check_rule(r, certified)
+    assert check.inside == len(certified) and len(check.disagree_inside) == len(certified)
+    assert not check_rule(r, certified_atlas_cases(r.model)).disagree_inside
+    assert r.name not in {x.name for x in RULES} and rule(r.name) is r

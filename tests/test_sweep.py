@@ -122,6 +122,11 @@ def test_an_unreachable_scheduler_is_named(tmp_path, capsys):
     assert time.perf_counter() - start < 60
 
 
+def test_reading_a_folder_without_a_sweep_says_so(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no sweep in"):
+        read_sweep(tmp_path)
+
+
 def test_a_folder_with_another_sweep_is_refused(tmp_path):
     (tmp_path / "sweep.json").write_text('{"seed": 1}')
     with pytest.raises(ValueError, match="other options"):
@@ -150,7 +155,7 @@ def test_the_time_limit_is_recorded_not_dropped():
 
 # ---------------------------------------------------------------- the committed sweep ---
 
-RECORDS = read_sweep(COMMITTED) if COMMITTED.exists() else []
+RECORDS = read_sweep(COMMITTED) if (COMMITTED / "sweep.json").exists() else []
 
 
 @pytest.mark.skipif(not RECORDS, reason="no committed sweep (make sweep)")

@@ -31,11 +31,12 @@ from ._core import Rule, check_rule
 from ._core import RuleCheck as RuleCheck  # what check_rule returns
 from ._lightning import LIGHTNING_RULES
 from ._one_coordinate import COORDINATE_RULES
+from ._refuted import REFUTED_RULES
 from ._singular_locus import SINGULAR_RULES
 from ._softmax import SOFTMAX_RULES
 from ._variants import VARIANT_RULES
 
-__all__ = ["Rule", "RULES", "rule", "check_rule"]
+__all__ = ["Rule", "RULES", "REFUTED", "rule", "check_rule"]
 
 #: The book's rules, each checked by the tests; the ledger (:doc:`/book/checked`) lists them.
 #:
@@ -48,9 +49,16 @@ RULES: list[Rule] = [
     *VARIANT_RULES,
 ]
 
+#: Rules the book once stated and a certified counterexample inside their domain refutes, each
+#: with the box that shows it (:doc:`/book/notes/general_widths`); the tests check that they
+#: stay refuted.
+#:
+#: :meta hide-value:
+REFUTED: list[Rule] = list(REFUTED_RULES)
+
 
 def rule(name: str) -> Rule:
-    """The rule of :data:`RULES` with this name (listed in :doc:`/book/checked`).
+    """The rule of :data:`RULES` or :data:`REFUTED` with this name (:doc:`/book/checked`).
 
     Parameters
     ----------
@@ -66,7 +74,8 @@ def rule(name: str) -> Rule:
     KeyError
         Naming the known rules, if none has this name.
     """
-    for r in RULES:
+    for r in (*RULES, *REFUTED):
         if r.name == name:
             return r
-    raise KeyError(f"no rule named {name!r}; the rules are {[r.name for r in RULES]}")
+    known = [r.name for r in (*RULES, *REFUTED)]
+    raise KeyError(f"no rule named {name!r}; the rules are {known}")

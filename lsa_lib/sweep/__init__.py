@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..rules import RULES, RuleCheck, check_rule
+from ..rules import RULES, Rule, RuleCheck, check_rule
 from . import _draw
-from ._certify import TimeLimitExceeded, certify_architecture
+from ._certify import certify_architecture
 from ._draw import Limits
 from ._run import SweepOptions, main, read_sweep, run_sweep
 
@@ -30,7 +30,6 @@ __all__ = [
     "KINDS",
     "Limits",
     "SweepOptions",
-    "TimeLimitExceeded",
     "certify_architecture",
     "draw_architectures",
     "run_sweep",
@@ -69,7 +68,9 @@ def draw_architectures(rng: Any, n: int, limits: Limits | None = None) -> list[d
     return [_draw.draw(rng, limits or Limits()) for _ in range(n)]
 
 
-def rule_checks(records: Iterable[dict[str, Any]]) -> dict[str, RuleCheck]:
+def rule_checks(
+    records: Iterable[dict[str, Any]], rules: Iterable[Rule] | None = None
+) -> dict[str, RuleCheck]:
     """Every lightning and softmax rule of :data:`lsa_lib.rules.RULES` against sweep records.
 
     Recomputed from the records' architectures and certified values with today's rules (so a
@@ -80,6 +81,9 @@ def rule_checks(records: Iterable[dict[str, Any]]) -> dict[str, RuleCheck]:
     ----------
     records : iterable of dict
         As :func:`read_sweep` returns them.
+    rules : iterable of Rule, optional
+        Other rules to check (:data:`lsa_lib.rules.REFUTED`, say); only those about
+        lightning or softmax networks are taken.
 
     Returns
     -------
@@ -96,6 +100,6 @@ def rule_checks(records: Iterable[dict[str, Any]]) -> dict[str, RuleCheck]:
             certified["softmax"].append((case, r["softmax_lower"]))
     return {
         rule.name: check_rule(rule, certified[rule.model])
-        for rule in RULES
+        for rule in (RULES if rules is None else rules)
         if rule.model in certified
     }

@@ -22,7 +22,11 @@ Case = dict[str, Any]
 
 @dataclass(frozen=True)
 class Limits:
-    """The ranges the sweep draws from (the defaults are the documented distribution)."""
+    """The ranges the sweep draws from (the defaults are the documented distribution).
+
+    Depth, widths, attention dimensions and tokens are drawn from ``1..max_*``; cases with more
+    than ``max_params`` parameters are drawn again (:doc:`/book/notes/sweep`).
+    """
 
     max_depth: int = 6
     max_width: int = 10

@@ -36,7 +36,10 @@ SOFTMAX_RULES = frozenset({"softmax one layer", "softmax formula", "softmax ligh
 
 @dataclass(frozen=True)
 class SweepOptions:
-    """What a sweep draws and computes; stored beside its shards (``sweep.json``).
+    """What a sweep draws and computes; stored beside its shards (:doc:`/book/notes/sweep`).
+
+    The options are written to ``sweep.json`` in the sweep's folder; a rerun with the same
+    options resumes the sweep.
 
     ``softmax_max_params``: the softmax network is certified too where a softmax rule's domain
     holds the case or is one clause away, and ``P`` is at most this (larger softmax networks
@@ -163,25 +166,44 @@ def write_shard(out: Path, k: int, records: list[dict[str, Any]]) -> None:
     os.replace(tmp, shard_path(out, k))
 
 
-def read_sweep(folder: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def committed_sweep() -> Path | None:
+    """The folder ``site_data/sweep`` of the book's repository, from the working directory up
+    (None in a runtime without the repository, such as Colab)."""
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        if (folder / "site_data" / "sweep" / MANIFEST).exists():
+            return folder / "site_data" / "sweep"
+    return None
+
+
+def read_sweep(folder: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """Every record of a sweep's folder, in shard order (see :doc:`/book/notes/sweep`).
 
     Parameters
     ----------
-    folder : path
-        A folder written by :func:`run_sweep` (``site_data/sweep`` for the committed sweep).
+    folder : path, optional
+        A folder written by :func:`run_sweep`; default: the committed sweep of the book's
+        repository (``site_data/sweep``, found from the working directory up).
 
     Returns
     -------
     list of dict
         One dict per architecture, with the columns of the Parquet files (``widths`` and
         ``attn`` as tuples).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder holds no sweep (or, by default, no repository is found).
     """
     import pyarrow.parquet as pq
 
+    path = committed_sweep() if folder is None else Path(folder)
+    if path is None or not (path / MANIFEST).exists():
+        where = "the book's repository (site_data/sweep)" if folder is None else str(folder)
+        raise FileNotFoundError(f"no sweep in {where}: run `make sweep` there")
     records = []
-    for path in sorted(Path(folder).glob("shard-*.parquet")):
-        for r in pq.read_table(path).to_pylist():
+    for shard in sorted(path.glob("shard-*.parquet")):
+        for r in pq.read_table(shard).to_pylist():
             r["widths"], r["attn"] = tuple(r["widths"]), tuple(r["attn"])
             records.append(r)
     return records
@@ -342,7 +364,19 @@ def _seconds(text: str) -> float:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    """``python -m lsa_lib.sweep``: run or resume a sweep (``make sweep``)."""
+    """``python -m lsa_lib.sweep``: run or resume a sweep (``make sweep``, :doc:`/book/notes/sweep`).
+
+    Parameters
+    ----------
+    argv : iterable of str, optional
+        The command line's arguments (default: ``sys.argv[1:]``); ``--help`` lists them.
+
+    Returns
+    -------
+    int
+        0; bad arguments, an unreachable scheduler or a folder with another sweep exit with
+        status 2 and a message naming the problem.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m lsa_lib.sweep",
         description="Certify random architectures beyond the atlas and check every rule on them.",
