@@ -26,8 +26,54 @@ def _identity(n: int) -> np.ndarray:
     return np.eye(n, dtype=int).astype(object)
 
 
+def _kernel_vector(M: Any) -> Any:
+    """The cofactor vector ``n`` of a ``(k − 1) × k`` matrix: ``M n = 0`` identically (exact)."""
+    k = M.shape[1]
+    return np.array(
+        [(-1) ** c * det(M[:, [j for j in range(k) if j != c]]) for c in range(k)], dtype=object
+    )
+
+
+def _lift_corank_one(Q: Any, K: Any, B: Any) -> tuple[Any, Any, Any]:
+    """``(δQ, δK, c)`` with ``δKᵀ Q + Kᵀ δQ = c B`` for ``Q, K`` of ``d − 1`` rows.
+
+    ``c = det(Q Qᵀ) det(K Kᵀ)``; valid when ``nᵀ B m = 0`` for the kernel vectors ``K n = 0``,
+    ``Q m = 0`` (``B`` tangent to the matrices of corank one at ``Kᵀ Q``).
+    """
+    GQ, GK = Q @ Q.T, K @ K.T
+    dQQ, dKK = det(GQ), det(GK)
+    proj = dQQ * _identity(Q.shape[1]) - Q.T @ adj(GQ) @ Q
+    return adj(GK) @ K @ B @ proj, dKK * (adj(GQ).T @ Q @ B.T), dQQ * dKK
+
+
+def _corank_exchange(
+    As: Sequence[Any], ws: Sequence[Any], Qs: Sequence[Any], Ks: Sequence[Any], h: int, l: int
+) -> list[tuple[Any, Any, Any, Any, Any]]:
+    """Exchange moves between scalar-output heads ``h`` and ``l``, ``A_l`` of corank one.
+
+    With ``w`` the value rows, ``n, m`` the kernel vectors of ``K_l`` and ``Q_l`` (so
+    ``nᵀ A_l = 0 = A_l m``) and, for every row ``g`` of ``Q_h``, ``s = nᵀ A_h m`` and
+    ``α = (nᵀ w_h)(gᵀ m)``: ``δw_h = c α w_l``, ``δK_h = −c s e_r w_lᵀ`` (row ``r``, so
+    ``δA_h = −c s w_l gᵀ``) and ``δA_l = c (s w_h gᵀ − α A_h)``, which is tangent to the
+    corank-one matrices at ``A_l``. The trilinear tensor ``Σ sym(w ⊗ A)`` does not change.
+    Returns, per row ``r``, ``(r, δw_h, δK_h row, δQ_l, δK_l)`` with the common factor ``c``.
+    """
+    n, m = _kernel_vector(Ks[l]), _kernel_vector(Qs[l])
+    s = n @ As[h] @ m
+    nw = n @ ws[h]
+    out = []
+    for r in range(Qs[h].shape[0]):
+        g = Qs[h][r]
+        alpha = nw * (g @ m)
+        B = s * np.outer(ws[h], g) - alpha * As[h]
+        dQ, dK, c = _lift_corank_one(Qs[l], Ks[l], B)
+        out.append((r, c * alpha * ws[l], -c * s * ws[l], dQ, dK))
+    return out
+
+
 def summed_moves(T: Tangents, H: int, a: int, d: int) -> None:
-    """Head mixing for ``a ≥ d``, exchange moves for ``d_out = 1``, rank-keeping moves for ``a = d − 1``.
+    """Head mixing for ``a ≥ d``, exchange moves for ``d_out = 1`` (``a ≥ d``, or ``a = d − 1``
+    through an attention matrix of corank one), rank-keeping moves for ``a = d − 1``.
 
     The blocks of ``T`` are ``Q_1, K_1, V_1, Q_2, …`` (summed heads).
     """
@@ -58,6 +104,17 @@ def summed_moves(T: Tangents, H: int, a: int, d: int) -> None:
                                 3 * l + 1: dets[h] * (-(Vs[h].T @ u) @ adjs[l] @ Qs[l].T).T,
                             }
                         )
+    if a == d - 1 and Vs[0].shape[0] == 1:  # exchange through an A_l of corank one
+        As = [K.T @ Q for Q, K in zip(Qs, Ks, strict=True)]
+        ws = [V[0] for V in Vs]
+        for l in range(H):
+            for h in range(H):
+                if h == l:
+                    continue
+                for r, dw, dk, dQ, dK in _corank_exchange(As, ws, Qs, Ks, h, l):
+                    dKh = np.zeros_like(Ks[h])
+                    dKh[r] = dk
+                    T.add({3 * h + 2: dw[None, :], 3 * h + 1: dKh, 3 * l: dQ, 3 * l + 1: dK})
     if a == d - 1 and H >= 3:
         As = [K.T @ Q for Q, K in zip(Qs, Ks, strict=True)]
         for h in range(H):
@@ -150,7 +207,13 @@ def _output_moves(T: Tangents, sizes: Sequence[tuple[int, int]], d: int, d_out: 
       ``u`` a row of ``Q_h`` (scalar values commute);
     * rank-keeping, ``d_k = d − 1`` for head ``h`` and ``W_l, W_m`` free:
       ``δA_h ∝ τ_m A_l − τ_l A_m`` with ``τ_l = tr(adj(A_h) A_l)`` (tangent to ``det = 0``),
-      ``δW_l ∝ −τ_m W_h``, ``δW_m ∝ τ_l W_h``.
+      ``δW_l ∝ −τ_m W_h``, ``δW_m ∝ τ_l W_h``;
+    * exchange through a corank-one ``A_l`` (``d_out = 1``, ``d_k = d − 1`` for head ``l``):
+      :func:`_corank_exchange`;
+    * the mirror of rank-keeping, ``d_out = d`` and ``d_v = d − 1`` for head ``h``, ``A_l, A_m``
+      free: ``δW_h ∝ τ_m W_l − τ_l W_m`` with ``τ_l = tr(adj(W_h) W_l)``, ``δA_l ∝ −τ_m A_h``,
+      ``δA_m ∝ τ_l A_h``. (Products of higher codimension move too when enough heads have a
+      free ``A``; their tangents are not written here.)
     """
     P = T.blocks
     H = len(sizes)
@@ -178,6 +241,42 @@ def _output_moves(T: Tangents, sizes: Sequence[tuple[int, int]], d: int, d_out: 
                     dK = np.zeros_like(Ks[h])
                     dK[r] = dM * Ws[l][0]  # δK_hᵀ Q_h = dM w_l uᵀ
                     T.add({4 * h + 1: dK, 4 * l + 1: -(Ws[h].T @ u @ lift_A).T})
+    if d_out == 1:  # exchange through an A_l of corank one (d_k = d − 1)
+        ws = [W[0] for W in Ws]
+        for l, (dk, _) in enumerate(sizes):
+            if dk != d - 1:
+                continue
+            for h in range(H):
+                if h == l or lifts[h] is None:
+                    continue
+                ch = lifts[h][0]
+                for r, dw, dk_row, dQ, dK in _corank_exchange(As, ws, Qs, Ks, h, l):
+                    dKh = np.zeros_like(Ks[h])
+                    dKh[r] = ch * dk_row
+                    parts = {4 * h + 1: dKh, 4 * l: ch * dQ, 4 * l + 1: ch * dK}
+                    _lift(parts, h, lifts[h], dw[None, :])  # δW_h = c_h dw
+                    T.add(parts)
+    if d == d_out:  # a product of corank one moving in the span of the others (d_v = d − 1)
+        for h, (_, dv) in enumerate(sizes):
+            others = [l for l in range(H) if l != h and free_A[l]]
+            if dv != d - 1 or len(others) < 2:
+                continue
+            adjW = adj(Ws[h])
+            tau = {l: np.trace(adjW @ Ws[l]) for l in others}
+            for i, l in enumerate(others):
+                for m in others[i + 1 :]:
+                    B = tau[m] * Ws[l] - tau[l] * Ws[m]  # tangent to {det = 0} at W_h
+                    dV, dOt, c = _lift_corank_one(Vs[h], Os[h].T, B)  # δO V + O δV = c B
+                    dMl, dMm = det(Ms[l]), det(Ms[m])
+                    lift_l, lift_m = adj(Ms[l]) @ Qs[l].T, adj(Ms[m]) @ Qs[m].T
+                    T.add(
+                        {
+                            4 * h + 2: dMl * dMm * dV,
+                            4 * h + 3: dMl * dMm * dOt.T,
+                            4 * l + 1: (-(c * dMm * tau[m]) * As[h] @ lift_l).T,  # δA_l ∝ −τ_m A_h
+                            4 * m + 1: ((c * dMl * tau[l]) * As[h] @ lift_m).T,  # δA_m ∝ τ_l A_h
+                        }
+                    )
     for h, (dk, _) in enumerate(sizes):
         others = [l for l in range(H) if l != h and lifts[l] is not None]
         if dk != d - 1 or len(others) < 2:

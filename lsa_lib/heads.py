@@ -260,13 +260,15 @@ def moves_possible(d: int, d_out: int, heads: Sequence[tuple[int, int]]) -> bool
 
     Each head depends on its weights through ``A_h = K_hᵀ Q_h`` and the product ``O_h V_h``.
     Call the product *free* when ``d_v ≥ min(d, d_out)`` (it can be any ``d_out × d`` matrix)
-    and ``A_h`` free when ``d_k ≥ d``. The three kinds of moves of
-    :func:`multihead_parametrization` (``mixing``) need: a free product in one head and a free
-    ``A_l`` in another (mixing); scalar outputs ``d_out = 1``, two heads and a free ``A_l``
-    (exchange); or a head with ``d_k = d − 1`` and free products in at least two other heads
-    (rank-keeping). The sizes alone decide; the weights do not. With three or more heads there
-    are moves of a fourth kind that this predicate does not see (a product of low rank moving
-    inside the span of the products). Explained in :doc:`/book/notes/multihead/output-maps`.
+    and ``A_h`` free when ``d_k ≥ d``. The moves of :func:`multihead_parametrization`
+    (``mixing``) need: a free product in one head and a free ``A_l`` in another (mixing);
+    scalar outputs ``d_out = 1``, two heads, and a free ``A_l`` or one with ``d_k = d − 1``
+    (exchange); a head with ``d_k = d − 1`` and free products in at least two other heads
+    (rank-keeping); or a product that is not free, of rank ``r_v = min(d_v, d, d_out)``, and at
+    least ``(d − r_v)(d_out − r_v) + 1`` other heads with a free ``A`` (the product moves inside
+    the span of the others, keeping its rank; the generators hold these moves only for
+    ``d_out = d``, ``d_v = d − 1``). The sizes alone decide; the weights do not. Explained in
+    :doc:`/book/notes/multihead/output-maps`.
 
     Parameters
     ----------
@@ -278,7 +280,8 @@ def moves_possible(d: int, d_out: int, heads: Sequence[tuple[int, int]]) -> bool
     Returns
     -------
     bool
-        True if some pair of heads can mix or exchange, or some head can keep its rank.
+        True if some pair of heads can mix or exchange, or some head's ``A_h`` or product can
+        move while it keeps its rank.
 
     Raises
     ------
@@ -291,9 +294,16 @@ def moves_possible(d: int, d_out: int, heads: Sequence[tuple[int, int]]) -> bool
     free_A = [d_k >= d for d_k, _ in sizes]
     H = len(sizes)
     mix = any(free_W[h] and free_A[l] for h in range(H) for l in range(H) if h != l)
-    exchange = d_out == 1 and H >= 2 and any(free_A)
+    exchange = (
+        d_out == 1 and H >= 2 and any(free or d_k == d - 1 for free, (d_k, _) in zip(free_A, sizes))
+    )
     keep = any(d_k == d - 1 and sum(free_W) - free_W[h] >= 2 for h, (d_k, _) in enumerate(sizes))
-    return mix or exchange or keep
+    keep_product = any(
+        not free_W[h]
+        and sum(free_A) - free_A[h] >= (d - min(d_v, d, d_out)) * (d_out - min(d_v, d, d_out)) + 1
+        for h, (_, d_v) in enumerate(sizes)
+    )
+    return mix or exchange or keep or keep_product
 
 
 def _too_many_tangents(n: int, P: int) -> None:

@@ -280,12 +280,14 @@ def riemannian_parametrization(
         conformal group ``R^* × O(a)``, what is left of ``GL_a``), ``O(r)`` mixing the ``B_k``
         and, lightning only, the value scaling ``(c Q, c⁻¹ V)``. ``predicted`` is ``P`` minus
         their orbit dimension, ``so(a)`` counted with its stabilizer ``so(a − m)``,
-        ``m = min(a, (2 + r) d)``.
+        ``m = min(a, (2 + r) d)``, and ``so(r)`` with its stabilizer ``so(r − ad)`` (the
+        ``r`` blocks ``B_k``, vectors of ``R^{ad}``, span at most ``ad`` dimensions).
     """
     d, d_out, a = (_checks.size(v, n) for v, n in ((d, "d"), (d_out, "d_out"), (a, "a")))
     r, t, S = _checks.size(r, "r"), _checks.tokens(t, minimum=2), _kernel.normalizer(normalizer)
     m = min(a, (2 + r) * d)
-    orbit = a * (a - 1) // 2 - (a - m) * (a - m - 1) // 2 + 1 + r * (r - 1) // 2
+    n = max(r - a * d, 0)  # O(r) fixes the B_k (r vectors in R^{ad}) up to O(r − ad)
+    orbit = a * (a - 1) // 2 - (a - m) * (a - m - 1) // 2 + 1 + r * (r - 1) // 2 - n * (n - 1) // 2
     orbit += 1 if S is None else 0
 
     def forward(params: Sequence[Any], X: Any) -> Any:

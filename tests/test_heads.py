@@ -112,6 +112,7 @@ def test_generators_are_symmetries_float():
         multihead_parametrization(3, 2, 2, 3),
         multihead_parametrization(2, 2, 3, 2),
         multihead_parametrization(2, 1, 2, 2),
+        multihead_parametrization(3, 1, 2, 3),  # exchange through a corank-one A_l
     ):
         params = [rng.integers(-3, 4, size=s) for s in par.shapes]
         X = rng.standard_normal((4, *par.input_shape))
@@ -122,8 +123,36 @@ def test_generators_are_symmetries_float():
                 for g in par.generators(params)
             ]
         )
+        G = G[np.abs(G).sum(axis=1) > 0]  # a tangent may vanish at a particular point
         G /= np.abs(G).max(axis=1, keepdims=True)
         assert np.abs(J @ G.T).max() <= 1e-9 * np.abs(J).max()
+
+
+@pytest.mark.parametrize(
+    ("d", "d_out", "sizes", "below"),
+    [
+        (3, 1, [(1, 1), (2, 2)], 1),  # one exchange through the corank-one A_2
+        (4, 1, [(2, 1), (3, 1)], 2),  # one per row of Q_1
+        (3, 3, [(3, 2)] * 3, 3),  # each corank-one product moves in the span of the other two
+        (4, 4, [(4, 3)] * 3, 3),
+    ],
+)
+def test_corank_one_moves_close_the_bounds(d, d_out, sizes, below):
+    """The moves through a matrix of corank one certify these layers below the count; the
+    float engine, which knows no moves, reads the same rank."""
+    c, count = multihead_dimension(d, d_out, sizes)
+    assert moves_possible(d, d_out, sizes)
+    assert c.certified and c.rank == count - below
+    assert float_rank(multihead_parametrization(d, d_out, heads=sizes), seed=2).rank == c.rank
+
+
+@pytest.mark.parametrize(("d", "a", "H", "expected"), [(3, 2, 2, 17), (4, 3, 2, 32), (4, 3, 3, 39)])
+def test_summed_scalar_heads_with_corank_one_attention(d, a, H, expected):
+    """Summed heads with d' = 1 and a = d − 1: the exchange through A_l of corank one."""
+    param = multihead_parametrization(d, 1, a, H)
+    c = exact_rank(param)
+    upper = min(c.upper, cubic_map_dimension(d, 1))
+    assert c.lower == upper == expected == float_rank(param, seed=2).rank
 
 
 def test_saturated_heads_need_the_ambient_bound():
@@ -266,6 +295,9 @@ def test_output_generators_are_derivatives_of_the_group_actions():
         (3, 3, [(3, 3), (4, 3)]),  # mixing
         (3, 1, [(1, 1), (4, 2)]),  # exchange with a row of Q_1
         (3, 2, [(2, 2), (1, 3), (2, 2)]),  # rank-keeping (d_k = d − 1)
+        (3, 1, [(1, 1), (2, 2)]),  # exchange through the corank-one A_2
+        (4, 1, [(3, 1), (2, 3), (3, 2)]),  # the same between every pair
+        (3, 3, [(3, 2), (3, 2), (4, 2)]),  # a corank-one product in the span of the others
     ],
 )
 def test_output_generators_are_in_the_jacobian_kernel(d, d_out, sizes):
@@ -397,6 +429,11 @@ def test_multihead_dimension_options():
         (3, 2, [(2, 2), (1, 2), (1, 2)], True),  # d_k = d − 1 and two other free W: rank-keeping
         (3, 2, [(2, 2), (1, 2)], False),  # only one other free W
         (3, 2, [(1, 1), (2, 2)], False),  # no free A, d_k = d − 1 with one free W
+        (3, 1, [(1, 1), (2, 2)], True),  # scalar outputs, A_2 of corank one: exchange
+        (3, 3, [(3, 2)] * 3, True),  # a corank-one product, two other free A
+        (3, 3, [(3, 2)] * 2, False),  # only one other free A
+        (3, 4, [(4, 2)] * 4, True),  # codimension 2 and three other free A
+        (3, 4, [(4, 2)] * 3, False),  # codimension 2 and two other free A
         (4, 4, [(2, 2)] * 4, False),  # the usual sizes d_k = d_v = d / H
         (2, 2, [(2, 2)], False),  # one head
     ],

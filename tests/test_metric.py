@@ -310,3 +310,15 @@ def test_riemannian_bad_inputs():
         riemannian_parametrization(3, 2, 2, 0)
     with pytest.raises(ValueError, match="at least 2"):
         riemannian_parametrization(3, 2, 2, 1, t=1)
+
+
+@pytest.mark.parametrize(("d", "d_out", "a", "r"), [(3, 3, 1, 5), (2, 2, 1, 4), (2, 1, 1, 4)])
+def test_riemannian_count_with_more_blocks_than_ad(d, d_out, a, r):
+    """For r ≥ ad + 2 the O(r) mixing of the B_k has a stabilizer O(r − ad): the count, which
+    subtracts only the orbit, is the dimension, and more blocks than ad add nothing."""
+    n = r - a * d
+    param = riemannian_parametrization(d, d_out, a, r)
+    light = exact_rank(param)
+    assert param.predicted == _count(d, d_out, a, r, True) + n * (n - 1) // 2
+    assert light.certified and light.rank == param.predicted
+    assert light.rank == exact_rank(riemannian_parametrization(d, d_out, a, a * d)).rank
