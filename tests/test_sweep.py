@@ -239,3 +239,15 @@ def _manifest(out):
     import json
 
     return json.loads((out / "sweep.json").read_text())
+
+
+@pytest.mark.skipif(not RECORDS, reason="no committed sweep (make sweep)")
+def test_the_ledgers_sweep_counts_are_current():
+    """site_data/rules.json shows each deep rule's counts on the committed sweep."""
+    import json
+
+    stored = json.loads((ROOT / "site_data" / "rules.json").read_text())
+    for name, check in rule_checks(RECORDS).items():
+        counts = {"inside": check.inside, "outside": check.outside}
+        counts["disagree_outside"] = check.disagree_outside
+        assert stored[name].get("sweep") == counts, f"{name}: run tools/check_rules.py"
