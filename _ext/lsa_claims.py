@@ -858,8 +858,13 @@ def setup(app):
             head += hrow
             group += head
             body = nodes.tbody()
+            std = self.env.get_domain("std")
             for name, r in rules.items():
-                row = nodes.row(ids=[f"rule-{nodes.make_id(name)}"])
+                anchor = f"rule-{nodes.make_id(name)}"
+                row = nodes.row(ids=[anchor])
+                # a label, so that the {rule} role's links resolve (and are checked)
+                std.anonlabels[anchor] = (self.env.docname, anchor)
+                std.labels[anchor] = (self.env.docname, anchor, f"rule {name}")
                 cell = nodes.paragraph()
                 cell += box_link(self.env.docname, r["label"])
                 cell += nodes.Text(f" ({r['model']}: {name})")
