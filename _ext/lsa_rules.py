@@ -192,10 +192,6 @@ def box_statuses(root: Path = ROOT) -> dict[str, str]:
     }
 
 
-def _count_phrase(n: int, where: str) -> str:
-    return f"{n:,} {where}"
-
-
 def rule_parts(name: str) -> dict[str, str]:
     """What the ``{rule}`` role prints for a rule: statement, domain, status, counts, anchor.
 
@@ -217,12 +213,12 @@ def rule_parts(name: str) -> dict[str, str]:
     where = []
     atlas = counts.get("atlas", {}).get("inside", 0)
     if counts.get("atlas_cases"):
-        where.append(_count_phrase(atlas, "on the atlas"))
+        where.append(f"{atlas:,} on the atlas")
     if "sweep" in counts:
-        where.append(_count_phrase(counts["sweep"]["inside"], "on the sweep"))
+        where.append(f"{counts['sweep']['inside']:,} on the sweep")
     sample = counts["inside"] - atlas
     if counts.get("sample_cases") and sample:
-        where.append(_count_phrase(sample, "sampled"))
+        where.append(f"{sample:,} sampled")
     checked = ", ".join(where) if where else "none"
     if refuted:
         verdict = "certified counterexamples inside the domain"
