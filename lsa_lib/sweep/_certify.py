@@ -153,7 +153,7 @@ def certify_architecture(
     ``upper_symmetries`` (the upper bound with the symmetries alone) and ``families`` (the
     families the bound needed, :func:`lsa_lib.dimension.needed_fiber_families` at another
     point); with ``softmax`` the columns of :func:`softmax_bounds`; the verdicts of
-    :func:`rule_verdicts`; ``seconds``; ``status``: ``"ok"`` or ``"time limit"`` (then the
+    ``rule_verdicts``; ``seconds``; ``status``: ``"ok"`` or ``"time limit"`` (then the
     bounds are None and the rules are listed without verdicts).
 
     Parameters
@@ -165,7 +165,7 @@ def certify_architecture(
     softmax : bool
         Certify the softmax network too.
     time_limit : float, optional
-        Seconds for the whole case (see :func:`deadline`).
+        Seconds for the whole case (see ``deadline``).
 
     Returns
     -------
