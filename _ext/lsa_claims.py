@@ -843,6 +843,8 @@ def setup(app):
         has_content = False
 
         def run(self):
+            from lsa_rules import checked_on, rule_anchor
+
             path = Path(self.env.srcdir) / RULES_DATA
             self.env.note_dependency(str(path))
             rules = json.loads(path.read_text(encoding="utf-8"))
@@ -860,7 +862,7 @@ def setup(app):
             body = nodes.tbody()
             std = self.env.get_domain("std")
             for name, r in rules.items():
-                anchor = f"rule-{nodes.make_id(name)}"
+                anchor = rule_anchor(name)
                 row = nodes.row(ids=[anchor])
                 # a label, so that the {rule} role's links resolve (and are checked)
                 std.anonlabels[anchor] = (self.env.docname, anchor)
@@ -872,16 +874,10 @@ def setup(app):
                 entry += cell
                 row += entry
                 row += table_cell(nodes.Text(r["domain"]))
-                where = []
-                if r["atlas_cases"]:
-                    where.append("the atlas")
-                if r["sample_cases"]:
-                    where.append(f"{r['sample_cases']} sampled cases")
                 row += ClaimsLedger._cell(
                     self,
                     nodes.Text(
-                        f"{r['inside']} certified cases inside the domain"
-                        + (f" (from {' and '.join(where)})" if where else "")
+                        f"{r['inside']:,} certified cases inside the domain ({checked_on(r)})"
                     ),
                 )
                 row += ClaimsLedger._cell(

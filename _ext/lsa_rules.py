@@ -51,7 +51,7 @@ SUBJECT = re.compile(
 )
 #: What makes a general sentence honest: a rule, a box, or where it was seen.
 CITES = re.compile(
-    r"(\{rule\}|\{prf:ref\}|\bgrids?\b|\batlas\b|\bsweep\b|\btables?\b|\bcells?\b|"
+    r"(\{rule\}|\{prf:ref\}|\{ref\}|\{numref\}|\bgrids?\b|\batlas\b|\bsweep\b|\btables?\b|\bcells?\b|"
     r"\bexample\b|\bon these\b|\bchecked on\b|\bcertified (?:on|in)\b)",
     re.IGNORECASE,
 )
@@ -85,7 +85,7 @@ def _prose(markdown: str) -> str:
     text = _BOXED.sub("\n\n", markdown)
     # the role's own text is cited, keep a marker in its place before code spans go
     text = re.sub(r"\{rule\}`[^`]*`", "{rule}", text)
-    text = re.sub(r"\{prf:ref\}`[^`]*`", "{prf:ref}", text)
+    text = re.sub(r"\{(prf:ref|ref|numref)\}`[^`]*`", r"{\1}", text)
     text = _DISPLAY.sub(" ", text)
     lines = [
         line for line in text.splitlines() if not re.match(r"\s*(:[\w-]+:|(`{3,}|:{3,})|#|%)", line)
@@ -210,16 +210,7 @@ def rule_parts(name: str) -> dict[str, str]:
         )
     status = box_statuses().get(r.label, "")
     refuted = r in REFUTED
-    where = []
-    atlas = counts.get("atlas", {}).get("inside", 0)
-    if counts.get("atlas_cases"):
-        where.append(f"{atlas:,} on the atlas")
-    if "sweep" in counts:
-        where.append(f"{counts['sweep']['inside']:,} on the sweep")
-    sample = counts["inside"] - atlas
-    if counts.get("sample_cases") and sample:
-        where.append(f"{sample:,} sampled")
-    checked = ", ".join(where) if where else "none"
+    checked = checked_on(counts)
     if refuted:
         verdict = "certified counterexamples inside the domain"
     else:
@@ -233,6 +224,24 @@ def rule_parts(name: str) -> dict[str, str]:
         "label": r.label,
         "anchor": rule_anchor(name),
     }
+
+
+def checked_on(counts: dict[str, Any]) -> str:
+    """Where a rule's certified cases inside its domain come from, in words.
+
+    ``counts`` is a rule's row of ``site_data/rules.json``: ``"9,848 on the atlas, 4,045 on the
+    sweep, 4 sampled"``, or ``"none"``.
+    """
+    where = []
+    atlas = counts.get("atlas", {}).get("inside", 0)
+    if counts.get("atlas_cases"):
+        where.append(f"{atlas:,} on the atlas")
+    if "sweep" in counts:
+        where.append(f"{counts['sweep']['inside']:,} on the sweep")
+    sample = counts["inside"] - atlas
+    if counts.get("sample_cases") and sample:
+        where.append(f"{sample:,} sampled")
+    return ", ".join(where) if where else "none"
 
 
 def rule_anchor(name: str) -> str:
