@@ -367,7 +367,7 @@ def blow_up_sequence(
 ) -> dict[str, Any]:
     """Weights ``(A_n, V_n)`` with ``‖A_n‖ → ∞`` whose functions converge to a rank-one pair.
 
-    ``A_n = n b cᵀ + B`` and ``V_n = (v wᵀ + W / n) / n``: full rank for generic data, and
+    ``A_n = n b cᵀ + B`` and ``V_n = (v wᵀ + B' / n) / n``: full rank for generic data, and
     ``F(A_n, V_n) = F(bcᵀ, vwᵀ) + O(1/n)``. Explained in :doc:`/book/05_singularities/closedness`.
 
     Parameters
@@ -391,9 +391,9 @@ def blow_up_sequence(
     rng = np.random.default_rng(_checks.seed(seed))
     b, c, w = (rng.standard_normal(d) for _ in range(3))
     v = rng.standard_normal(d_out)
-    B, W = rng.standard_normal((d, d)), rng.standard_normal((d_out, d))
+    B, B2 = rng.standard_normal((d, d)), rng.standard_normal((d_out, d))
     A0, V0 = np.outer(b, c), np.outer(v, w)
-    weights = [(n * A0 + B, (V0 + W / n) / n) for n in ns]
+    weights = [(n * A0 + B, (V0 + B2 / n) / n) for n in ns]
     return {
         "weights": weights,
         "balanced": [balanced(Ak, Vk) for Ak, Vk in weights],
