@@ -713,12 +713,12 @@ def setup(app):
             rows = [(docname, nb, box) for docname, nb in notebooks for box in nb.claims()]
             counts = Counter(box.status for _, _, box in rows)
             checked = sum(1 for _, nb, box in rows if nb.checks_of(box.label))
-            chapters = len({docname for docname, _, _ in rows})
+            pages = len({docname for docname, _, _ in rows})
             out: list[nodes.Node] = []
 
             summary = nodes.paragraph(classes=["claims-summary"])
             summary += nodes.Text(
-                f"{len(rows)} claims in {chapters} chapters; a checking cell is linked for "
+                f"{len(rows)} claims on {pages} pages; a checking cell is linked for "
                 f"{checked} of them. By status:"
             )
             out.append(summary)
