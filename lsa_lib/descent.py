@@ -83,6 +83,8 @@ class DescentRuns:
         dict
             ``n_runs``; ``end_near`` (runs ending near the locus) with its Wilson 95 % interval
             ``end_near_ci``; ``ever_near``; ``median_first_near_step`` (nan if none);
+            ``first_near_loss`` (array, the relative loss of each run that comes near the locus
+            at its first recorded step near it, in the order of the runs);
             ``mean_time_near`` (fraction of recorded steps near the locus); ``fitted``;
             ``median_steps_to_fit``; ``unfitted_near`` (not fitted, ending near the locus).
         """
@@ -91,7 +93,8 @@ class DescentRuns:
                 raise ValueError(f"{name} must be in (0, 1), got {val!r}")
         near, fit = self.proximity < threshold, self.loss < fit_loss
         n, end, ever, fitted = near.shape[0], int(near[:, -1].sum()), near.any(axis=1), fit[:, -1]
-        first = np.array([self.steps[np.argmax(row)] for row in near[ever]])
+        first_index = np.argmax(near[ever], axis=1)
+        first = self.steps[first_index]
         to_fit = np.array([self.steps[np.argmax(row)] for row in fit[fitted]])
         return {
             "n_runs": n,
@@ -99,6 +102,7 @@ class DescentRuns:
             "end_near_ci": _wilson_interval(end, n),
             "ever_near": int(ever.sum()),
             "median_first_near_step": float(np.median(first)) if first.size else float("nan"),
+            "first_near_loss": self.loss[ever][np.arange(first_index.size), first_index],
             "mean_time_near": float(near.mean()),
             "fitted": int(fitted.sum()),
             "median_steps_to_fit": float(np.median(to_fit)) if to_fit.size else float("nan"),

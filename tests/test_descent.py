@@ -33,6 +33,16 @@ def test_descent_runs_and_stats():
     assert 0 <= lo <= hi <= 1
     assert stats["fitted"] == int((r1.loss[:, -1] < 1e-3).sum())
     assert stats["ever_near"] == int((r1.proximity < 0.05).any(axis=1).sum())
+    # the loss at each run's first step near the locus, against a plain loop over the records
+    wide = r1.stats(threshold=0.9)
+    expected = []
+    for run in range(4):
+        for k in range(len(r1.steps)):
+            if r1.proximity[run, k] < 0.9:
+                expected.append(r1.loss[run, k])
+                break
+    assert len(expected) == wide["ever_near"] > 0
+    assert np.array_equal(wide["first_near_loss"], np.array(expected))
     with pytest.raises(ValueError):
         r1.stats(threshold=2)
     with pytest.raises(ValueError):
